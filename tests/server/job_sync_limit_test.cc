@@ -38,6 +38,10 @@ using fixtures::Update;
 // The clock's budget: pods made or deleted by one advance (across all Jobs); how many advances
 // make or delete `pods` pods.
 constexpr int64_t kPerAdvance = Cluster::kMaxPodCreateDeletePerAdvance;
+// What a Job's sync in a request of its own (its create, a spec change, its DELETE) acts on:
+// journal format 11 as much as an advance (Cluster::SyncBudget); formats 8-10
+// kMaxPodCreateDeletePerSync (500).
+constexpr int kPerSync = static_cast<int>(Cluster::kMaxPodCreateDeletePerAdvance);
 int AdvancesFor(int64_t pods) { return static_cast<int>((pods + kPerAdvance - 1) / kPerAdvance); }
 
 // A node every pod below fits on: 1,000 CPUs, room for 10,000 pods.
@@ -166,89 +170,88 @@ struct Journaled {
   }
 };
 
-TEST(JobSyncLimit, A2000PodJobIsMade500ASyncAndTheRestByTheClockAtOnce) {
+TEST(JobSyncLimit, A2000PodJobIsMadeASyncsWorthAtOnceAndTheRestByTheClock) {
   Journaled j;
   j.Apply(Create(kT0, Namespace("default")));
   j.Apply(Create(kT0, BigNode()));
   j.Apply(Create(kT0 + 1, JobOf("wide", {{"parallelism", 2000}, {"completions", 2000}})));
-  // The create made the first 500 and counts them; the Job is due again at once.
-  EXPECT_EQ(CountPods(j.live, "wide").active, 500);
-  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 500);
+  // The create made the first 200 (kPerSync) and counts them; the Job is due again at once.
+  EXPECT_EQ(CountPods(j.live, "wide").active, kPerSync);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), kPerSync);
   EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1));
   // The clock's advances (records of their own) make the rest, 200 each.
-  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(1500));
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(2000 - kPerSync));
   EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
   EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 2000);
   EXPECT_EQ(JobStatus(j.live, "wide").value("ready", 0), 2000);
-  EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+  EXPECT_EQ(j.most_made, kPerSync);
   EXPECT_GT(j.live.NextDue().value_or(0), kT0 + 1);  // nothing more to do now
 
-  // A suspend deletes 500 a sync too: the others count as active until their turn.
+  // A suspend deletes a sync's worth too: the others count as active until their turn.
   Json suspended = *j.live.store().Get("Job", "default", "wide");
   suspended["spec"]["suspend"] = true;
   j.Apply(Update(kT0 + 2, suspended));
-  EXPECT_EQ(CountPods(j.live, "wide").active, 1500);
-  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 1500);
+  EXPECT_EQ(CountPods(j.live, "wide").active, 2000 - kPerSync);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 2000 - kPerSync);
   EXPECT_EQ(JobCondition(j.live, "wide", "Suspended"), "True/JobSuspended");
-  j.AdvanceWhileDue(kT0 + 2);  // (three Job syncs, and the deleted pods' exits)
+  j.AdvanceWhileDue(kT0 + 2);  // (Job syncs, and the deleted pods' exits)
   EXPECT_EQ(CountPods(j.live, "wide").active, 0);
   EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 0);
-  EXPECT_EQ(j.most_gone, kMaxPodCreateDeletePerSync);
+  EXPECT_EQ(j.most_gone, kPerSync);
 
-  // Resumed: 500 at once, the rest by the clock; then they run to completion.
+  // Resumed: a sync's worth at once, the rest by the clock; then they run to completion.
   Json resumed = *j.live.store().Get("Job", "default", "wide");
   resumed["spec"]["suspend"] = false;
   j.Apply(Update(kT0 + 3, resumed));
-  EXPECT_EQ(CountPods(j.live, "wide").active, 500);
+  EXPECT_EQ(CountPods(j.live, "wide").active, kPerSync);
   EXPECT_EQ(JobCondition(j.live, "wide", "Suspended"), "False/JobResumed");
-  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 3), AdvancesFor(1500));
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 3), AdvancesFor(2000 - kPerSync));
   EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
   j.AdvanceWhileDue(kT0 + 3 + 3600 * 1000 + 1000);
   EXPECT_EQ(JobCondition(j.live, "wide", "Complete"), "True/CompletionsReached");
   EXPECT_EQ(JobStatus(j.live, "wide").value("succeeded", 0), 2000);
   EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 0);
-  EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+  EXPECT_EQ(j.most_made, kPerSync);
 
   // The replay of the records (their tapes) gave the same cluster.
   j.ExpectReplicaMatches();
 }
 
-// A failing Job deletes its active pods 500 a sync, counts them all as failed at once (kube: every
-// non-terminated pod is considered failed), and is Failed once the last is gone.
 // A Job that fails with 1,200 running pods (its activeDeadlineSeconds) counts them as failed and
-// deletes them a sync's worth at a time: the sync that fails it 500 (their tracking finalizers
+// deletes them a sync's worth at a time: the sync that fails it 200 (their tracking finalizers
 // off, added to status.failed, deleted), the clock's advances the rest, 200 each; Failed once
 // none is left. Found by measuring: at 10,000 running pods the advance that failed a Job took
-// ~480 ms, every finalizer taken off in it (journal format 11). Format 10 records replay as their
-// release made them: all 1,200 counted in the sync that failed the Job.
-TEST(JobSyncLimit, AFailedJobCountsAndDeletesItsPods500ASyncThenFails) {
+// 536-654 ms, every finalizer taken off in it (journal format 11). Format 10 records replay as
+// their release made them: all 1,200 counted in the sync that failed the Job (which deleted 500).
+TEST(JobSyncLimit, AFailedJobCountsAndDeletesItsPodsASyncsWorthAtATimeThenFails) {
   for (int format : {Journal::kFormatVersion, 10}) {
     SCOPED_TRACE(format);
     Journaled j;
     j.format = format;
+    const int per = format == 10 ? kMaxPodCreateDeletePerSync : kPerSync;  // a sync's worth
     j.Apply(Create(kT0, Namespace("default")));
     j.Apply(Create(kT0, BigNode()));
     j.Apply(Create(kT0 + 1, JobOf("late", {{"parallelism", 1200},
                                            {"completions", 1200},
                                            {"activeDeadlineSeconds", 10}})));
-    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(700));
+    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(1200 - per));
     ASSERT_EQ(CountPods(j.live, "late").active, 1200);
-    j.Apply(Advance(kT0 + 11000));  // the deadline: 500 deleted
+    j.Apply(Advance(kT0 + 11000));  // the deadline: a sync's worth deleted
     EXPECT_EQ(JobCondition(j.live, "late", "FailureTarget"), "True/DeadlineExceeded");
     EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "");
-    EXPECT_EQ(CountPods(j.live, "late").active, 700);
-    const int counted = format == 10 ? 1200 : 500;
+    EXPECT_EQ(CountPods(j.live, "late").active, 1200 - per);
+    const int counted = format == 10 ? 1200 : per;
     EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), counted);
     EXPECT_EQ(KeptBy(j.live, "late").tracked, 1200 - counted);
-    EXPECT_EQ(JobStatus(j.live, "late").value("active", 0), 700);
+    EXPECT_EQ(JobStatus(j.live, "late").value("active", 0), 1200 - per);
     EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 11000));  // the rest, at once
     // 200 deleted an advance, and one more: the last of them exit, the Job is Failed.
-    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 11000), AdvancesFor(700) + 1);
+    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 11000), AdvancesFor(1200 - per) + 1);
     EXPECT_EQ(CountPods(j.live, "late").active, 0);
     EXPECT_EQ(JobCondition(j.live, "late", "Failed"), "True/DeadlineExceeded");
     EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1200);
     EXPECT_EQ(KeptBy(j.live, "late").tracked, 0);
-    EXPECT_EQ(j.most_gone, kMaxPodCreateDeletePerSync);
+    EXPECT_EQ(j.most_gone, per);
     EXPECT_EQ(j.most_untracked, counted);
     j.ExpectReplicaMatches();
   }
@@ -284,16 +287,16 @@ TEST(JobSyncLimit, AnAdvanceCountsAtMostItsBudgetAcrossJobs) {
     for (const auto& name : names)  // (without Ok's checks: 1,800 of them)
       ASSERT_TRUE(c.Apply(fixtures::Delete(kT0 + 2, "Pod", "default", name)).ok());
   }
-  Ok(c, Advance(kT0 + 11000));  // three FailureTargets: each sync counts 500 of its 600
+  Ok(c, Advance(kT0 + 11000));  // three FailureTargets: each sync counts 200 of its 600
   for (const char* n : {"a", "b", "c"})
     EXPECT_EQ(JobCondition(c, n, "FailureTarget"), "True/DeadlineExceeded");
-  ASSERT_EQ(tracked(), 300);
+  ASSERT_EQ(tracked(), 1800 - 3 * kPerSync);
   int advances = 0;
   for (int before = tracked(); before > 0 && advances < 20; before = tracked()) {
     Ok(c, Advance(kT0 + 11000 + ++advances));
     EXPECT_LE(before - tracked(), kPerAdvance);
   }
-  EXPECT_EQ(advances, AdvancesFor(300));
+  EXPECT_EQ(advances, AdvancesFor(1800 - 3 * kPerSync));
   for (const char* n : {"a", "b", "c"}) EXPECT_EQ(JobStatus(c, n).value("failed", 0), 600);
 }
 
@@ -309,12 +312,14 @@ TEST(JobSyncLimit, AFailingJobDeletedForegroundMidCountCountsEveryPod) {
                                          {"completions", 2000},
                                          {"activeDeadlineSeconds", 10}})));
   j.AdvanceWhileDue(kT0 + 1);
-  j.Apply(Advance(kT0 + 11000));  // FailureTarget; 500 counted
-  ASSERT_EQ(JobStatus(j.live, "late").value("failed", 0), 500);
+  j.Apply(Advance(kT0 + 11000));  // FailureTarget; a sync's worth counted
+  ASSERT_EQ(JobStatus(j.live, "late").value("failed", 0), kPerSync);
   Mutation fg = fixtures::Delete(kT0 + 11000, "Job", "default", "late");
   fg.propagation = "Foreground";
-  j.Apply(fg);  // 250 deleted (failed at once, being deleted) and 500 more counted
-  EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), 1250);
+  // The DELETE's collector deletes 100 running pods (2 each of its 200: failed at once, being
+  // deleted), and the Job's sync counts 200 more.
+  j.Apply(fg);
+  EXPECT_EQ(JobStatus(j.live, "late").value("failed", 0), kPerSync + kPerSync / 2 + kPerSync);
   for (Millis t = kT0 + 11001; j.live.store().Get("Job", "default", "late") && t < kT0 + 11200;
        ++t) {
     const Json* job = j.live.store().Get("Job", "default", "late");
@@ -331,11 +336,12 @@ TEST(JobSyncLimit, AFailingJobDeletedForegroundMidCountCountsEveryPod) {
 // A Job that meets its successPolicy with 1,199 pods running counts them (takes their tracking
 // finalizers off) and deletes them a sync's worth at a time, then Complete (journal format 11;
 // format 10: every finalizer off in the sync that met the policy).
-TEST(JobSyncLimit, AJobThatSucceedsWithPodsRunningCountsThem500ASync) {
+TEST(JobSyncLimit, AJobThatSucceedsWithPodsRunningCountsThemASyncsWorthAtATime) {
   for (int format : {Journal::kFormatVersion, 10}) {
     SCOPED_TRACE(format);
     Journaled j;
     j.format = format;
+    const int per = format == 10 ? kMaxPodCreateDeletePerSync : kPerSync;  // a sync's worth
     j.Apply(Create(kT0, Namespace("default")));
     j.Apply(Create(kT0, BigNode()));
     j.Apply(Create(
@@ -351,8 +357,8 @@ TEST(JobSyncLimit, AJobThatSucceedsWithPodsRunningCountsThem500ASync) {
     j.Apply(Advance(kT0 + 1 + 3600 * 1000));  // index 0 succeeds: the policy is met
     EXPECT_EQ(JobCondition(j.live, "first", "SuccessCriteriaMet"), "True/SuccessPolicy");
     EXPECT_EQ(JobCondition(j.live, "first", "Complete"), "");
-    EXPECT_EQ(CountPods(j.live, "first").active, 1199 - kMaxPodCreateDeletePerSync);
-    const int left = format == 10 ? 0 : 1199 - kMaxPodCreateDeletePerSync;
+    EXPECT_EQ(CountPods(j.live, "first").active, 1199 - per);
+    const int left = format == 10 ? 0 : 1199 - per;
     EXPECT_EQ(KeptBy(j.live, "first").tracked, left);
     j.AdvanceWhileDue(kT0 + 1 + 3600 * 1000);
     EXPECT_EQ(CountPods(j.live, "first").active, 0);
@@ -360,14 +366,14 @@ TEST(JobSyncLimit, AJobThatSucceedsWithPodsRunningCountsThem500ASync) {
     EXPECT_EQ(JobCondition(j.live, "first", "Complete"), "True/SuccessPolicy");
     EXPECT_EQ(JobStatus(j.live, "first").value("succeeded", 0), 1);
     EXPECT_EQ(JobStatus(j.live, "first").value("failed", 0), 0);
-    EXPECT_EQ(j.most_untracked, format == 10 ? 1200 : 1 + kMaxPodCreateDeletePerSync);
+    EXPECT_EQ(j.most_untracked, format == 10 ? 1200 : 1 + per);
     j.ExpectReplicaMatches();
   }
 }
 
-// An Indexed Job gets its lowest indexes first, 500 a sync; parallelism lowered deletes the
-// surplus 500 a sync.
-TEST(JobSyncLimit, IndexedPodsAreMadeLowestFirstAndASurplusDeleted500ASync) {
+// An Indexed Job gets its lowest indexes first, a sync's worth at a time; parallelism lowered
+// deletes the surplus a sync's worth at a time.
+TEST(JobSyncLimit, IndexedPodsAreMadeLowestFirstAndASurplusDeletedASyncsWorthAtATime) {
   Journaled j;
   j.Apply(Create(kT0, Namespace("default")));
   j.Apply(Create(kT0, BigNode()));
@@ -377,17 +383,17 @@ TEST(JobSyncLimit, IndexedPodsAreMadeLowestFirstAndASurplusDeleted500ASync) {
   std::set<int64_t> indexes;
   for (const Json* p : PodsOf(j.live, "ix"))
     indexes.insert(std::stoll(p->at("metadata").at("annotations").value(kJobCompletionIndex, "")));
-  ASSERT_EQ(indexes.size(), 500u);
+  ASSERT_EQ(indexes.size(), static_cast<size_t>(kPerSync));
   EXPECT_EQ(*indexes.begin(), 0);
-  EXPECT_EQ(*indexes.rbegin(), 499);
-  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(600));
+  EXPECT_EQ(*indexes.rbegin(), kPerSync - 1);
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(1100 - kPerSync));
   EXPECT_EQ(CountPods(j.live, "ix").active, 1100);
   Json lowered = *j.live.store().Get("Job", "default", "ix");
   lowered["spec"]["parallelism"] = 50;
   j.Apply(Update(kT0 + 2, lowered));
-  EXPECT_EQ(CountPods(j.live, "ix").active, 600);
-  EXPECT_EQ(JobStatus(j.live, "ix").value("active", 0), 600);
-  j.AdvanceWhileDue(kT0 + 2);  // (two Job syncs, and the deleted pods' exits)
+  EXPECT_EQ(CountPods(j.live, "ix").active, 1100 - kPerSync);
+  EXPECT_EQ(JobStatus(j.live, "ix").value("active", 0), 1100 - kPerSync);
+  j.AdvanceWhileDue(kT0 + 2);  // (Job syncs, and the deleted pods' exits)
   EXPECT_EQ(CountPods(j.live, "ix").active, 50);
   EXPECT_EQ(JobStatus(j.live, "ix").value("active", 0), 50);
   EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
@@ -407,15 +413,15 @@ TEST(JobSyncLimit, IndexesThatAllBackOffAreWaitedForNotSyncedAtOnce) {
                        "1s");
   failing["spec"]["template"]["metadata"]["annotations"]["arbiter.dev/exit-code"] = "1";
   j.Apply(Create(kT0 + 1, failing));
-  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), 1);
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 1), AdvancesFor(600 - kPerSync));
   ASSERT_EQ(CountPods(j.live, "flaky").active, 600);
   // Every pod fails at 1 s; each index's replacement waits 10 s.
   EXPECT_LT(j.AdvanceWhileDue(kT0 + 9000, 50), 50);
   EXPECT_EQ(CountPods(j.live, "flaky").active, 0);
   EXPECT_GT(j.live.NextDue().value_or(0), kT0 + 9000);
   j.AdvanceWhileDue(kT0 + 12000, 50);
-  EXPECT_EQ(CountPods(j.live, "flaky").active, 600);  // the replacements, 500 a sync
-  EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+  EXPECT_EQ(CountPods(j.live, "flaky").active, 600);  // the replacements, a sync's worth at a time
+  EXPECT_EQ(j.most_made, kPerSync);
   EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
 }
 
@@ -483,30 +489,31 @@ TEST(JobSyncLimit, AnotherTenantsCreateDuringAFillMakesNoneOfTheJobsPods) {
     j.Apply(Create(kT0, Namespace("other")));
     j.Apply(Create(kT0, BigNode()));
     j.Apply(Create(kT0 + 1, JobOf("wide", {{"parallelism", 2000}, {"completions", 2000}})));
-    ASSERT_EQ(CountPods(j.live, "wide").active, 500);
+    const int per = format == 8 ? kMaxPodCreateDeletePerSync : kPerSync;  // a sync's worth
+    ASSERT_EQ(CountPods(j.live, "wide").active, per);
     j.Apply(Create(kT0 + 2, fixtures::PodIn("other", "p1", 0)));
     if (format == 8) {  // (the other tenant's create made the next 500, as that release did)
       EXPECT_EQ(CountPods(j.live, "wide").active, 1000);
       EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
       continue;
     }
-    EXPECT_EQ(CountPods(j.live, "wide").active, 500);
-    EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 500);
+    EXPECT_EQ(CountPods(j.live, "wide").active, per);
+    EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), per);
     EXPECT_EQ(j.live.NextDue(), std::optional<Millis>(kT0 + 1));  // still due: the clock's
     j.Apply(Advance(kT0 + 3));
-    EXPECT_EQ(CountPods(j.live, "wide").active, 500 + kPerAdvance);
-    EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 500 + kPerAdvance);
+    EXPECT_EQ(CountPods(j.live, "wide").active, per + kPerAdvance);
+    EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), per + kPerAdvance);
     // A pod of the Job relabelled (a write of its own namespace, not of the Job's object): the
     // Job waits for the clock too.
     Json relabelled = *PodsOf(j.live, "wide").front();
     relabelled["metadata"]["labels"]["tier"] = "batch";
     j.Apply(Update(kT0 + 4, relabelled));
     j.Apply(Create(kT0 + 4, fixtures::PodIn("other", "p2", 0)));
-    EXPECT_EQ(CountPods(j.live, "wide").active, 500 + kPerAdvance);
-    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 5), AdvancesFor(1500 - kPerAdvance));
+    EXPECT_EQ(CountPods(j.live, "wide").active, per + kPerAdvance);
+    EXPECT_EQ(j.AdvanceWhileDue(kT0 + 5), AdvancesFor(2000 - per - kPerAdvance));
     EXPECT_EQ(CountPods(j.live, "wide").active, 2000);
     EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 2000);
-    EXPECT_EQ(j.most_made, kMaxPodCreateDeletePerSync);
+    EXPECT_EQ(j.most_made, per);
     j.ExpectReplicaMatches();
   }
 }
@@ -524,19 +531,20 @@ TEST(JobSyncLimit, AFillingJobsOwnUpdateOrDeleteTakesEffectInThatRequest) {
   for (const char* name : {"lowered", "raised", "suspended", "gone", "fg"})
     j.Apply(Create(kT0 + 1, JobOf(name, spec)));
   for (const char* name : {"lowered", "raised", "suspended", "gone", "fg"})
-    ASSERT_EQ(CountPods(j.live, name).active, 500) << name;
+    ASSERT_EQ(CountPods(j.live, name).active, kPerSync) << name;
 
   Json lowered = *j.live.store().Get("Job", "default", "lowered");
-  lowered["spec"]["parallelism"] = 200;
+  lowered["spec"]["parallelism"] = 50;
   j.Apply(Update(kT0 + 2, lowered));
-  EXPECT_EQ(CountPods(j.live, "lowered").active, 200);
-  EXPECT_EQ(CountPods(j.live, "lowered").deleting, 300);
-  EXPECT_EQ(JobStatus(j.live, "lowered").value("active", 0), 200);
-  // Raised while it fills: its own update makes the next 500 (the rest is still the clock's).
+  EXPECT_EQ(CountPods(j.live, "lowered").active, 50);
+  EXPECT_EQ(CountPods(j.live, "lowered").deleting, kPerSync - 50);
+  EXPECT_EQ(JobStatus(j.live, "lowered").value("active", 0), 50);
+  // Raised while it fills: its own update makes the next sync's worth (the rest is still the
+  // clock's).
   Json raised = *j.live.store().Get("Job", "default", "raised");
   raised["spec"]["parallelism"] = 2500;
   j.Apply(Update(kT0 + 2, raised));
-  EXPECT_EQ(CountPods(j.live, "raised").active, 1000);
+  EXPECT_EQ(CountPods(j.live, "raised").active, 2 * kPerSync);
   Json suspended = *j.live.store().Get("Job", "default", "suspended");
   suspended["spec"]["suspend"] = true;
   j.Apply(Update(kT0 + 2, suspended));
@@ -544,18 +552,18 @@ TEST(JobSyncLimit, AFillingJobsOwnUpdateOrDeleteTakesEffectInThatRequest) {
   EXPECT_EQ(JobCondition(j.live, "suspended", "Suspended"), "True/JobSuspended");
   j.Apply(fixtures::Delete(kT0 + 2, "Job", "default", "gone"));
   EXPECT_EQ(j.live.store().Get("Job", "default", "gone"), nullptr);
-  // (its running pods deleted, 250 of them: each counts twice, its exit follows; the clock's
+  // (its running pods deleted, 100 of them: each counts twice, its exit follows; the clock's
   // advances the rest: journal format 10)
-  EXPECT_EQ(CountPods(j.live, "gone").active, 250);
+  EXPECT_EQ(CountPods(j.live, "gone").active, kPerSync - kPerSync / 2);
   Mutation fg = fixtures::Delete(kT0 + 2, "Job", "default", "fg");
   fg.propagation = "Foreground";
   j.Apply(fg);
-  EXPECT_EQ(CountPods(j.live, "fg").active, 250);
+  EXPECT_EQ(CountPods(j.live, "fg").active, kPerSync - kPerSync / 2);
   // Another tenant's create: nothing of theirs moves (the raised Job is the clock's).
   j.Apply(Create(kT0 + 3, fixtures::PodIn("other", "p1", 0)));
-  EXPECT_EQ(CountPods(j.live, "raised").active, 1000);
+  EXPECT_EQ(CountPods(j.live, "raised").active, 2 * kPerSync);
   j.AdvanceWhileDue(kT0 + 3);
-  EXPECT_EQ(CountPods(j.live, "lowered").active, 200);
+  EXPECT_EQ(CountPods(j.live, "lowered").active, 50);
   EXPECT_EQ(CountPods(j.live, "raised").active, 2500);
   EXPECT_EQ(CountPods(j.live, "suspended").active, 0);
   EXPECT_EQ(CountPods(j.live, "gone").active, 0);
@@ -592,7 +600,7 @@ TEST(JobSyncLimit, ARestoreMidFillResumesAtTheNextAdvanceNotAtAnotherTenantsWrit
     Ok(live, Create(kT0 + 1, JobOf("wide", {{"parallelism", 1800}, {"completions", 1800}})));
     Ok(live, Create(kT0 + 1, JobOf("small", {{"parallelism", 3}, {"completions", 3}}, "10s")));
     Ok(live, Advance(kT0 + 2));
-    ASSERT_EQ(CountPods(live, "wide").active, 500 + kPerAdvance);
+    ASSERT_EQ(CountPods(live, "wide").active, kPerSync + kPerAdvance);
     const std::string snap = live.Snapshot();
     Cluster restored("0000abcd");
     ASSERT_TRUE(restored.Restore(old_header ? WithoutJobsMore(snap) : snap).ok());
@@ -604,11 +612,12 @@ TEST(JobSyncLimit, ARestoreMidFillResumesAtTheNextAdvanceNotAtAnotherTenantsWrit
       EXPECT_EQ(restored.TakeTape(), live.TakeTape()) << m.Encode();
     };
     both(Create(kT0 + 3, fixtures::PodIn("other", "p1", 0)));
-    EXPECT_EQ(CountPods(restored, "wide").active, 700);  // not at another tenant's write
+    EXPECT_EQ(CountPods(restored, "wide").active,
+              kPerSync + kPerAdvance);  // not at another's write
     both(Advance(kT0 + 4));
-    EXPECT_EQ(CountPods(restored, "wide").active, 900);
+    EXPECT_EQ(CountPods(restored, "wide").active, kPerSync + 2 * kPerAdvance);
     both(Create(kT0 + 4, fixtures::PodIn("other", "p2", 0)));
-    EXPECT_EQ(CountPods(restored, "wide").active, 900);
+    EXPECT_EQ(CountPods(restored, "wide").active, kPerSync + 2 * kPerAdvance);
     for (Millis t = kT0 + 5; t < kT0 + 5 + 20000; t += 1000) both(Advance(t));
     EXPECT_EQ(CountPods(restored, "wide").active, 1800);
     EXPECT_EQ(JobCondition(restored, "small", "Complete"), "True/CompletionsReached");
@@ -627,7 +636,7 @@ TEST(JobSyncLimit, ARestoredRefusedFillWaitsForItsRetry) {
     Ok(live, Create(kT0, Namespace("default")));
     Ok(live, Create(kT0, BigNode()));
     Ok(live, Create(kT0 + 1, JobOf("wide", {{"parallelism", 1800}, {"completions", 1800}})));
-    ASSERT_EQ(CountPods(live, "wide").active, 500);
+    ASSERT_EQ(CountPods(live, "wide").active, kPerSync);
     Ok(live,
        Create(kT0 + 1,
               Json{{"apiVersion", "v1"},
@@ -635,7 +644,7 @@ TEST(JobSyncLimit, ARestoredRefusedFillWaitsForItsRetry) {
                    {"metadata", {{"name", "floor"}, {"namespace", "default"}}},
                    {"spec", {{"limits", {{{"type", "Container"}, {"min", {{"cpu", "1"}}}}}}}}}));
     Ok(live, Advance(kT0 + 2));  // refused: retried at +1 s
-    ASSERT_EQ(CountPods(live, "wide").active, 500);
+    ASSERT_EQ(CountPods(live, "wide").active, kPerSync);
     ASSERT_EQ(live.NextDue(), std::optional<Millis>(kT0 + 2 + 1000));
     const std::string snap = live.Snapshot();
     Cluster restored("0000abcd");
@@ -648,9 +657,9 @@ TEST(JobSyncLimit, ARestoredRefusedFillWaitsForItsRetry) {
     };
     both(Advance(kT0 + 2 + 1000));  // refused again: +2 s
     both(fixtures::Delete(kT0 + 3500, "LimitRange", "default", "floor"));
-    EXPECT_EQ(CountPods(restored, "wide").active, 500);  // the retry: the clock's
+    EXPECT_EQ(CountPods(restored, "wide").active, kPerSync);  // the retry: the clock's
     both(Advance(kT0 + 3500));
-    EXPECT_EQ(CountPods(restored, "wide").active, 500 + kPerAdvance);
+    EXPECT_EQ(CountPods(restored, "wide").active, kPerSync + kPerAdvance);
     for (Millis t = kT0 + 3500; t < kT0 + 3510; ++t) both(Advance(t));
     EXPECT_EQ(CountPods(restored, "wide").active, 1800);
     EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));
@@ -733,8 +742,8 @@ TEST(JobSyncLimit, IndexedJobLimitsAreRefusedWithKubernetesWords) {
   EXPECT_TRUE(errors("x.z", {{"parallelism", 3}}).empty());  // (NonIndexed: no hostname)
 }
 
-// The daemon: the Job's create answers with its first 500 pods, and the clock makes the rest
-// without any request, each 500 an advance record of its own; a restart replays them to the same
+// The daemon: the Job's create answers with its first 200 pods, and the clock makes the rest
+// without any request, each 200 an advance record of its own; a restart replays them to the same
 // pods.
 TEST(JobSyncLimit, TheDaemonsClockMakesTheRestAndARestartReplaysIt) {
   const auto dir = std::filesystem::temp_directory_path() /
@@ -751,7 +760,7 @@ TEST(JobSyncLimit, TheDaemonsClockMakesTheRestAndARestartReplaysIt) {
     const MutationResult r = d.value()->Mutate(
         Create(kT0, JobOf("wide", {{"parallelism", 1600}, {"completions", 1600}})));
     ASSERT_TRUE(r.ok());
-    EXPECT_EQ(r.object.at("status").value("active", 0), 500);
+    EXPECT_EQ(r.object.at("status").value("active", 0), kPerSync);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     int pods = 0;
     while (std::chrono::steady_clock::now() < deadline) {
@@ -760,7 +769,8 @@ TEST(JobSyncLimit, TheDaemonsClockMakesTheRestAndARestartReplaysIt) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     EXPECT_EQ(pods, 1600);
-    EXPECT_EQ(d.value()->journal().last_seq() - before, 1 + AdvancesFor(1100));  // create, advances
+    EXPECT_EQ(d.value()->journal().last_seq() - before,
+              1 + AdvancesFor(1600 - kPerSync));  // create, advances
     saved = d.value()->Read([](const Cluster& c) { return c.store().Save(); });
     d.value()->Stop();
   }
@@ -839,7 +849,7 @@ TEST(JobSyncLimit, FillingJobsShareTheAdvancesBudgetInTurnsAndAllFinish) {
   auto name = [](int i) { return "f" + std::to_string(i); };
   for (int i = 0; i < kJobs; ++i)
     j.Apply(Create(kT0 + 1, JobOf(name(i), {{"parallelism", kEach}, {"completions", kEach}})));
-  for (int i = 0; i < kJobs; ++i) ASSERT_EQ(CountPods(j.live, name(i)).active, 500);
+  for (int i = 0; i < kJobs; ++i) ASSERT_EQ(CountPods(j.live, name(i)).active, kPerSync);
   j.most_made = 0;
   int advances = 0;
   for (Millis t = kT0 + 2; advances < 100; ++t) {
@@ -856,7 +866,7 @@ TEST(JobSyncLimit, FillingJobsShareTheAdvancesBudgetInTurnsAndAllFinish) {
     EXPECT_LE(most - least, kPerAdvance) << "after advance " << advances;  // (in turns)
   }
   EXPECT_EQ(j.most_made, kPerAdvance);
-  EXPECT_EQ(advances, AdvancesFor(kJobs * (kEach - 500)));
+  EXPECT_EQ(advances, AdvancesFor(kJobs * (kEach - kPerSync)));
   for (int i = 0; i < kJobs; ++i) {
     EXPECT_EQ(CountPods(j.live, name(i)).active, kEach) << name(i);
     EXPECT_EQ(JobStatus(j.live, name(i)).value("active", 0), kEach) << name(i);
@@ -865,14 +875,14 @@ TEST(JobSyncLimit, FillingJobsShareTheAdvancesBudgetInTurnsAndAllFinish) {
 }
 
 // A write of a filling Job that leaves its spec alone (a label, an annotation) makes none of its
-// pods (a tenant patching its own Job in a loop would else make 500 a request, faster than the
+// pods (a tenant patching its own Job in a loop would else make 200 a request, faster than the
 // clock); one that changes its spec (metadata.generation) syncs it at once.
 TEST(JobSyncLimit, ALabelPatchOfAFillingJobMakesNoPodsASpecChangeDoes) {
   Journaled j;
   j.Apply(Create(kT0, Namespace("default")));
   j.Apply(Create(kT0, BigNode()));
   j.Apply(Create(kT0 + 1, JobOf("wide", {{"parallelism", 3000}, {"completions", 3000}})));
-  ASSERT_EQ(CountPods(j.live, "wide").active, 500);
+  ASSERT_EQ(CountPods(j.live, "wide").active, kPerSync);
   for (int i = 0; i < 5; ++i) {
     Json job = *j.live.store().Get("Job", "default", "wide");
     job["metadata"]["labels"]["round"] = std::to_string(i);
@@ -881,13 +891,13 @@ TEST(JobSyncLimit, ALabelPatchOfAFillingJobMakesNoPodsASpecChangeDoes) {
     EXPECT_EQ(j.live.store().Get("Job", "default", "wide")->at("metadata").value("generation", 0),
               1);
   }
-  EXPECT_EQ(CountPods(j.live, "wide").active, 500);
-  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), 500);
+  EXPECT_EQ(CountPods(j.live, "wide").active, kPerSync);
+  EXPECT_EQ(JobStatus(j.live, "wide").value("active", 0), kPerSync);
   Json job = *j.live.store().Get("Job", "default", "wide");
   job["spec"]["parallelism"] = 2500;
   j.Apply(Update(kT0 + 10, job));
-  EXPECT_EQ(CountPods(j.live, "wide").active, 1000);
-  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 10), AdvancesFor(1500));
+  EXPECT_EQ(CountPods(j.live, "wide").active, 2 * kPerSync);
+  EXPECT_EQ(j.AdvanceWhileDue(kT0 + 10), AdvancesFor(2500 - 2 * kPerSync));
   EXPECT_EQ(CountPods(j.live, "wide").active, 2500);
   EXPECT_EQ(fixtures::JobsAndPods(j.replica), fixtures::JobsAndPods(j.live));
 }
@@ -903,9 +913,9 @@ TEST(JobSyncLimit, ARestoreMidTurnsGoesOnAsWithoutIt) {
     Ok(live, Create(kT0 + 1, JobOf(name, {{"parallelism", 1500}, {"completions", 1500}})));
   Ok(live, Advance(kT0 + 2));  // a's turn
   Ok(live, Advance(kT0 + 3));  // b's
-  ASSERT_EQ(CountPods(live, "a").active, 500 + kPerAdvance);
-  ASSERT_EQ(CountPods(live, "b").active, 500 + kPerAdvance);
-  ASSERT_EQ(CountPods(live, "c").active, 500);
+  ASSERT_EQ(CountPods(live, "a").active, kPerSync + kPerAdvance);
+  ASSERT_EQ(CountPods(live, "b").active, kPerSync + kPerAdvance);
+  ASSERT_EQ(CountPods(live, "c").active, kPerSync);
   const std::string snap = live.Snapshot();
   Cluster restored("0000abcd");
   ASSERT_TRUE(restored.Restore(snap).ok());
@@ -916,23 +926,23 @@ TEST(JobSyncLimit, ARestoreMidTurnsGoesOnAsWithoutIt) {
     EXPECT_EQ(restored.TakeTape(), live.TakeTape()) << m.Encode();
   };
   both(Advance(kT0 + 4));  // c's turn, not a's
-  EXPECT_EQ(CountPods(restored, "c").active, 500 + kPerAdvance);
-  EXPECT_EQ(CountPods(restored, "a").active, 500 + kPerAdvance);
+  EXPECT_EQ(CountPods(restored, "c").active, kPerSync + kPerAdvance);
+  EXPECT_EQ(CountPods(restored, "a").active, kPerSync + kPerAdvance);
   for (Millis t = kT0 + 5; t < kT0 + 40; ++t) both(Advance(t));
   for (const char* name : {"a", "b", "c", "d"}) EXPECT_EQ(CountPods(restored, name).active, 1500);
   EXPECT_EQ(fixtures::JobsAndPods(restored), fixtures::JobsAndPods(live));
   EXPECT_EQ(restored.Snapshot(), live.Snapshot());
 }
 
-// A delete of a Job of 2,000 running pods acts on 500 of them in its own record, as kube's
-// garbage collector works through a big Job's pods after the DELETE has answered; the clock's
-// advances act on the rest, within 200 each (a running pod deleted counts twice: its exit is the
-// next advance's work; journal format 10). Found by review: a tenant's
-// DELETE of a Job of 100,000 pods held the daemon 13.6 s in one request. Format 9 records replay
-// as their release made them: every pod in the delete's record.
+// A delete of a Job of 2,000 running pods acts on a sync's worth of them in its own record (200,
+// journal format 11; format 10: 500), as kube's garbage collector works through a big Job's pods
+// after the DELETE has answered; the clock's advances act on the rest, within 200 each (a running
+// pod deleted counts twice: its exit is the next advance's work; journal format 10). Found by
+// review: a tenant's DELETE of a Job of 100,000 pods held the daemon 13.6 s in one request.
+// Format 9 records replay as their release made them: every pod in the delete's record.
 TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
   for (const char* policy : {"Background", "Orphan", "Foreground"})
-    for (const int format : {Journal::kFormatVersion, 9}) {
+    for (const int format : {Journal::kFormatVersion, 10, 9}) {
       SCOPED_TRACE(std::string(policy) + ", format " + std::to_string(format));
       Journaled j;
       j.format = format;
@@ -948,9 +958,10 @@ TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
       const Json* job = j.live.store().Get("Job", "default", "big");
       EXPECT_EQ(job != nullptr, foreground);
       EXPECT_TRUE(!job || job->at("metadata").contains("deletionTimestamp"));
-      // Acted on by the delete: 500 released, or 250 running pods deleted (each costs 2 of the
-      // 500: its exit follows at the next advance).
-      const int now = format == 9 ? 2000 : orphan ? 500 : 250;
+      // Acted on by the delete: a sync's worth (200; format 10: 500) released, or half as many
+      // running pods deleted (each costs 2: its exit follows at the next advance).
+      const int per = format == 10 ? kMaxPodCreateDeletePerSync : kPerSync;
+      const int now = format == 9 ? 2000 : orphan ? per : per / 2;
       EXPECT_EQ(CountPods(j.live, "big").active, orphan ? 2000 : 2000 - now);
       EXPECT_EQ(KeptBy(j.live, "big").owned, orphan ? 2000 - now : 2000);
       EXPECT_EQ(KeptBy(j.live, "big").tracked, 2000 - now);
@@ -964,13 +975,13 @@ TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
       EXPECT_EQ(KeptBy(j.live, "big").owned, 0);
       EXPECT_EQ(KeptBy(j.live, "big").tracked, 0);
       EXPECT_EQ(j.live.store().Get("Job", "default", "big"), nullptr);
-      EXPECT_EQ(j.most_gone, orphan ? 0 : now);  // at most 500 a record (format 9: all at once)
+      EXPECT_EQ(j.most_gone, orphan ? 0 : now);  // (format 9: all at once)
       j.ExpectReplicaMatches();
     }
 }
 
 // A Job being deleted (Foreground) deleted again goes on where its collection was, the second
-// delete's own turn on the next 250 running pods, not over again from its first pod (a tenant
+// delete's own turn on the next 100 running pods, not over again from its first pod (a tenant
 // deleting it in a loop would else keep the collector on the pods it has done).
 TEST(JobSyncLimit, AJobDeletedAgainGoesOnWhereItsCollectionWas) {
   Journaled j;
@@ -979,14 +990,15 @@ TEST(JobSyncLimit, AJobDeletedAgainGoesOnWhereItsCollectionWas) {
   fg.propagation = "Foreground";
   j.Apply(fg);
   j.Apply(Advance(kT0 + 3));
-  ASSERT_EQ(CountPods(j.live, "big").active, 1750 - kPerAdvance / 2);  // (2 a running pod)
+  ASSERT_EQ(CountPods(j.live, "big").active,
+            2000 - kPerSync / 2 - kPerAdvance / 2);  // (2 a running pod)
   fg.time = kT0 + 4;
   j.Apply(fg);
-  EXPECT_EQ(CountPods(j.live, "big").active, 1500 - kPerAdvance / 2);
+  EXPECT_EQ(CountPods(j.live, "big").active, 2000 - kPerSync - kPerAdvance / 2);
   int advances = 0;
   for (Millis t = kT0 + 5; CountPods(j.live, "big").active > 0 && advances < 100; ++t, ++advances)
     j.Apply(Advance(t));
-  EXPECT_EQ(advances, AdvancesFor(2 * (1500 - kPerAdvance / 2)));
+  EXPECT_EQ(advances, AdvancesFor(2 * (2000 - kPerSync - kPerAdvance / 2)));
   j.ExpectReplicaMatches();
 }
 
@@ -1033,8 +1045,8 @@ TEST(JobSyncLimit, ACollectionAndAFillShareTheAdvancesBudget) {
   Mutation del = fixtures::Delete(kT0 + 2, "Job", "default", "old");
   del.propagation = "Background";
   j.Apply(del);
-  ASSERT_EQ(CountPods(j.live, "new").active, 500);
-  ASSERT_EQ(CountPods(j.live, "old").active, 1750);  // 250 running pods deleted: 500
+  ASSERT_EQ(CountPods(j.live, "new").active, kPerSync);
+  ASSERT_EQ(CountPods(j.live, "old").active, 2000 - kPerSync / 2);  // (2 a running pod deleted)
   // The most pods one advance made and deleted in all; the advances that did (the last is the
   // exits of the last pods deleted).
   int most = 0, advances = 0;
@@ -1048,7 +1060,8 @@ TEST(JobSyncLimit, ACollectionAndAFillShareTheAdvancesBudget) {
   }
   EXPECT_EQ(CountPods(j.live, "old").active, 0);
   EXPECT_EQ(CountPods(j.live, "new").active, 2000);
-  EXPECT_EQ(advances, AdvancesFor(1500 + 2 * 1750));  // 1,500 made, 1,750 deleted (2 each)
+  EXPECT_EQ(advances,
+            AdvancesFor((2000 - kPerSync) + 2 * (2000 - kPerSync / 2)));  // (made, deleted)
   EXPECT_EQ(most, kPerAdvance);
   j.ExpectReplicaMatches();
 }
@@ -1070,8 +1083,9 @@ TEST(JobSyncLimit, ARestoreMidCollectionGoesOnAsWithoutIt) {
   fg.propagation = "Foreground";
   Ok(live, fg);
   Ok(live, Advance(kT0 + 22));  // a's turn
-  ASSERT_EQ(KeptBy(live, "a").owned, 1000 - kPerAdvance);
-  ASSERT_EQ(CountPods(live, "b").active, 1250);  // (a running pod deleted counts twice)
+  ASSERT_EQ(KeptBy(live, "a").owned, 1500 - kPerSync - kPerAdvance);
+  ASSERT_EQ(CountPods(live, "b").active,
+            1500 - kPerSync / 2);  // (a running pod deleted counts twice)
   const std::string snap = live.Snapshot();
   Cluster restored("0000abcd");
   ASSERT_TRUE(restored.Restore(snap).ok());
@@ -1082,8 +1096,8 @@ TEST(JobSyncLimit, ARestoreMidCollectionGoesOnAsWithoutIt) {
     EXPECT_EQ(restored.TakeTape(), live.TakeTape()) << m.Encode();
   };
   both(Advance(kT0 + 23));  // b's turn, not a's
-  EXPECT_EQ(CountPods(restored, "b").active, 1250 - kPerAdvance / 2);
-  EXPECT_EQ(KeptBy(restored, "a").owned, 1000 - kPerAdvance);
+  EXPECT_EQ(CountPods(restored, "b").active, 1500 - kPerSync / 2 - kPerAdvance / 2);
+  EXPECT_EQ(KeptBy(restored, "a").owned, 1500 - kPerSync - kPerAdvance);
   for (Millis t = kT0 + 24; t < kT0 + 60; ++t) both(Advance(t));
   EXPECT_EQ(KeptBy(restored, "a").owned, 0);
   EXPECT_EQ(CountPods(restored, "b").active, 0);

@@ -91,8 +91,9 @@ class Journal {
   // (Cluster::SetFormat9Rules off); records of formats 1-9 (meta.format9-through) acted on every
   // pod in the delete's record, and replay so. 11: a Job that fails or succeeds counts its
   // unfinished pods (takes their tracking finalizers off) a sync's worth at a time, the rest by
-  // the clock's advances (Cluster::SetFormat10Rules off); records of formats 1-10
-  // (meta.format10-through) counted every one in one sync, and replay so.
+  // the clock's advances, and a Job's sync in a request of its own acts on 200 pods
+  // (Cluster::SetFormat10Rules off); records of formats 1-10 (meta.format10-through) counted
+  // every one in one sync and acted on 500, and replay so.
   static constexpr int kFormatVersion = 11;
   // The marks of the rules older formats had: meta `key` holds the last record a release of
   // formats 1 to `format` wrote (a journal of such a format migrates with it; every record of a

@@ -147,7 +147,7 @@ MutationResult Cluster::PutJob(const Mutation& m, Target& t) {
 //   Foreground  the Job stays, being deleted (deletionTimestamp, finalizer foregroundDeletion),
 //               its pods are deleted, and it goes with the last of them (SyncJob).
 // The pods are the garbage collector's (journal format 10): this delete acts on a sync's worth
-// of them (kMaxPodCreateDeletePerSync), the clock's advances on the rest (CollectJobPods), as
+// of them (SyncBudget()), the clock's advances on the rest (CollectJobPods), as
 // kube's collector works through a big Job's pods after its DELETE has answered. Formats 1-9
 // acted on every pod here (SetFormat9Rules).
 Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
@@ -174,7 +174,7 @@ Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
     // where it was, not from its first pod again.)
     const ObjectStore::Key key{ns, uid};
     job_collections_.try_emplace(key, JobCollection{m.name, policy == "Orphan", m.time, ""});
-    (void)CollectJobPods(m.time, key, expiring_ ? 0 : kMaxPodCreateDeletePerSync);
+    (void)CollectJobPods(m.time, key, expiring_ ? 0 : SyncBudget());
     return Status::Ok();
   }
   std::vector<std::string> names;
@@ -450,9 +450,8 @@ void Cluster::RunJobs(Millis t, bool advance, const std::optional<ObjectStore::K
   // sync would. `budget`: the clock's turns, within what is left of the advance's.
   const auto sync = [&](const ObjectStore::Key& key, bool budget) {
     for (int again = 0; again <= 3; ++again) {
-      const int64_t left = budget ? AdvanceBudget() - ops : kMaxPodCreateDeletePerSync;
-      if (left <= 0 || !SyncJob(t, key, std::min(left, int64_t{kMaxPodCreateDeletePerSync}), &ops))
-        break;
+      const int64_t left = budget ? AdvanceBudget() - ops : SyncBudget();
+      if (left <= 0 || !SyncJob(t, key, std::min(left, SyncBudget()), &ops)) break;
       NoteTouchedJobs();
     }
     NoteTouchedJobs();
@@ -545,6 +544,10 @@ void Cluster::SetFormat4Jobs(bool on) {
   if (format4_jobs_ && !on)
     for (const auto& [key, job] : store_.All("Job")) jobs_dirty_.insert(key);
   format4_jobs_ = on;
+}
+
+int64_t Cluster::SyncBudget() const {
+  return format10_rules_ ? kMaxPodCreateDeletePerSync : kMaxPodCreateDeletePerAdvance;
 }
 
 JobRules Cluster::JobRulesNow() const {
