@@ -42,6 +42,7 @@ constexpr int64_t kPerAdvance = Cluster::kMaxPodCreateDeletePerAdvance;
 // journal format 11 as much as an advance (Cluster::SyncBudget); formats 8-10
 // kMaxPodCreateDeletePerSync (500).
 constexpr int kPerSync = static_cast<int>(Cluster::kMaxPodCreateDeletePerAdvance);
+int PerSync(int format) { return format >= 11 ? kPerSync : kMaxPodCreateDeletePerSync; }
 int AdvancesFor(int64_t pods) { return static_cast<int>((pods + kPerAdvance - 1) / kPerAdvance); }
 
 // A node every pod below fits on: 1,000 CPUs, room for 10,000 pods.
@@ -228,7 +229,7 @@ TEST(JobSyncLimit, AFailedJobCountsAndDeletesItsPodsASyncsWorthAtATimeThenFails)
     SCOPED_TRACE(format);
     Journaled j;
     j.format = format;
-    const int per = format == 10 ? kMaxPodCreateDeletePerSync : kPerSync;  // a sync's worth
+    const int per = PerSync(format);
     j.Apply(Create(kT0, Namespace("default")));
     j.Apply(Create(kT0, BigNode()));
     j.Apply(Create(kT0 + 1, JobOf("late", {{"parallelism", 1200},
@@ -333,6 +334,64 @@ TEST(JobSyncLimit, AFailingJobDeletedForegroundMidCountCountsEveryPod) {
   j.ExpectReplicaMatches();
 }
 
+// A Job deleted Foreground, then Orphan while its pods are collected: the Job goes, and the
+// collection walks its pods again by the new policy, releasing the ones still running instead of
+// deleting them (journal format 11; format 10 kept deleting them all). Found by review.
+TEST(JobSyncLimit, AForegroundDeleteFollowedByAnOrphanDeleteReleasesTheRest) {
+  for (const int format : {Journal::kFormatVersion, 10}) {
+    SCOPED_TRACE(format);
+    Journaled j;
+    j.format = format;
+    j.MakeRunningJob("big", 2000);
+    Mutation fg = fixtures::Delete(kT0 + 2, "Job", "default", "big");
+    fg.propagation = "Foreground";
+    j.Apply(fg);
+    j.Apply(Advance(kT0 + 3));
+    const int running = CountPods(j.live, "big").active;
+    ASSERT_LT(running, 2000);
+    Mutation orphan = fixtures::Delete(kT0 + 4, "Job", "default", "big");
+    orphan.propagation = "Orphan";
+    j.Apply(orphan);
+    EXPECT_EQ(j.live.store().Get("Job", "default", "big"), nullptr);
+    j.AdvanceWhileDue(kT0 + 4);
+    EXPECT_EQ(CountPods(j.live, "big").active, format == 10 ? 0 : running);
+    EXPECT_EQ(KeptBy(j.live, "big").owned, 0);
+    EXPECT_EQ(KeptBy(j.live, "big").tracked, 0);
+    j.ExpectReplicaMatches();
+  }
+}
+
+// A Job that met its successPolicy, deleted Foreground while it still has pods running, counts
+// none of them as failed: the collector takes their finalizers off as it deletes them, as before
+// (only a failing Job's count is its own). Found by review: they were counted as failures.
+TEST(JobSyncLimit, ASucceedingJobDeletedForegroundCountsNoFailure) {
+  Journaled j;
+  j.Apply(Create(kT0, Namespace("default")));
+  j.Apply(Create(kT0, BigNode()));
+  j.Apply(Create(kT0 + 1,
+                 JobOf("first", {{"completionMode", "Indexed"},
+                                 {"completions", 1200},
+                                 {"parallelism", 1},
+                                 {"successPolicy", {{"rules", {{{"succeededIndexes", "0"}}}}}}})));
+  Json wider = *j.live.store().Get("Job", "default", "first");
+  wider["spec"]["parallelism"] = 1200;
+  j.Apply(Update(kT0 + 2, wider));
+  j.AdvanceWhileDue(kT0 + 2);
+  const Millis met = kT0 + 1 + 3600 * 1000;
+  j.Apply(Advance(met));
+  ASSERT_EQ(JobCondition(j.live, "first", "SuccessCriteriaMet"), "True/SuccessPolicy");
+  Mutation fg = fixtures::Delete(met, "Job", "default", "first");
+  fg.propagation = "Foreground";
+  j.Apply(fg);
+  for (Millis t = met + 1; j.live.store().Get("Job", "default", "first") && t < met + 100; ++t) {
+    EXPECT_EQ(JobStatus(j.live, "first").value("failed", 0), 0);
+    j.Apply(Advance(t));
+  }
+  EXPECT_EQ(j.live.store().Get("Job", "default", "first"), nullptr);
+  EXPECT_TRUE(PodsOf(j.live, "first").empty());
+  j.ExpectReplicaMatches();
+}
+
 // A Job that meets its successPolicy with 1,199 pods running counts them (takes their tracking
 // finalizers off) and deletes them a sync's worth at a time, then Complete (journal format 11;
 // format 10: every finalizer off in the sync that met the policy).
@@ -341,7 +400,7 @@ TEST(JobSyncLimit, AJobThatSucceedsWithPodsRunningCountsThemASyncsWorthAtATime) 
     SCOPED_TRACE(format);
     Journaled j;
     j.format = format;
-    const int per = format == 10 ? kMaxPodCreateDeletePerSync : kPerSync;  // a sync's worth
+    const int per = PerSync(format);
     j.Apply(Create(kT0, Namespace("default")));
     j.Apply(Create(kT0, BigNode()));
     j.Apply(Create(
@@ -489,7 +548,7 @@ TEST(JobSyncLimit, AnotherTenantsCreateDuringAFillMakesNoneOfTheJobsPods) {
     j.Apply(Create(kT0, Namespace("other")));
     j.Apply(Create(kT0, BigNode()));
     j.Apply(Create(kT0 + 1, JobOf("wide", {{"parallelism", 2000}, {"completions", 2000}})));
-    const int per = format == 8 ? kMaxPodCreateDeletePerSync : kPerSync;  // a sync's worth
+    const int per = PerSync(format);
     ASSERT_EQ(CountPods(j.live, "wide").active, per);
     j.Apply(Create(kT0 + 2, fixtures::PodIn("other", "p1", 0)));
     if (format == 8) {  // (the other tenant's create made the next 500, as that release did)
@@ -960,7 +1019,7 @@ TEST(JobSyncLimit, ADeletedJobsPodsGoASyncsWorthAtOnceAndTheRestByTheClock) {
       EXPECT_TRUE(!job || job->at("metadata").contains("deletionTimestamp"));
       // Acted on by the delete: a sync's worth (200; format 10: 500) released, or half as many
       // running pods deleted (each costs 2: its exit follows at the next advance).
-      const int per = format == 10 ? kMaxPodCreateDeletePerSync : kPerSync;
+      const int per = PerSync(format);
       const int now = format == 9 ? 2000 : orphan ? per : per / 2;
       EXPECT_EQ(CountPods(j.live, "big").active, orphan ? 2000 : 2000 - now);
       EXPECT_EQ(KeptBy(j.live, "big").owned, orphan ? 2000 - now : 2000);

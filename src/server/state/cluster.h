@@ -201,9 +201,9 @@ class Cluster {
   // delete changed neither.
   void SetFormat6Rules(bool on) { format6_rules_ = on; }
   // The rules journal format 8 brought. Off (the default): a Job's sync makes at most
-  // kMaxPodCreateDeletePerSync (500) pods and deletes at most as many, the rest at the next sync,
-  // at once (JobRules::kCurrent). On: as the releases of journal formats 1-7 did, every pod in one
-  // sync (JobRules::kFormat7).
+  // kMaxPodCreateDeletePerSync (500; format 11: SyncBudget, 200) pods and deletes at most as many,
+  // the rest at the next sync, at once (JobRules::kCurrent). On: as the releases of journal formats
+  // 1-7 did, every pod in one sync (JobRules::kFormat7).
   void SetFormat7Rules(bool on) { format7_rules_ = on; }
   // The rules journal format 9 brought. Off (the default): a Job whose last sync left more pods
   // to make or delete than one sync may (a fill, jobs_more_) or whose create was refused (a retry,
@@ -216,7 +216,8 @@ class Cluster {
   void SetFormat8Rules(bool on) { format8_rules_ = on; }
   // The rules journal format 10 brought. Off (the default): a Job deleted with more pods than one
   // sync deletes (Background, Foreground) or releases (Orphan) is the garbage collector's
-  // (job_collections_): the delete itself acts on kMaxPodCreateDeletePerSync of its pods, the
+  // (job_collections_): the delete itself acts on SyncBudget() of its pods (500; 200 since
+  // format 11), the
   // clock's advances on the rest, within kMaxPodCreateDeletePerAdvance shared with the fills and
   // retries, which is 200 (format 9's was 500); a Job being deleted (Foreground) takes the
   // tracking finalizer off its unfinished pods only as the collection deletes them (its finished
@@ -230,11 +231,13 @@ class Cluster {
   // adds them to status.failed), the ones it deletes in that sync first, the rest by the clock's
   // advances (JobRules::kCurrent), a finalizer taken off without a delete costing 1 of an
   // advance's budget; a Foreground-deleted Job that was ending counts its pods so too (the
-  // collector leaves their finalizers to it). A Job's sync in a mutation of its own acts on as
-  // many pods as an advance (SyncBudget). At 10,000 running pods, the advance that failed a
-  // Job for its activeDeadlineSeconds took 469-654 ms (BM_ClusterJobFailsAtItsDeadline; now
-  // 38 ms). On: as the releases of journal formats 1-10 did, every one in the sync that ends the
-  // Job (JobRules::kFormat10), and 500 pods a sync (kMaxPodCreateDeletePerSync).
+  // collector leaves their finalizers to it); a Foreground-deleted Job deleted again, Background
+  // or Orphan, has its collection walk its pods again by that policy. A Job's sync in a mutation of
+  // its own acts on as many pods as an advance (SyncBudget). At 10,000 running pods, the advance
+  // that failed a Job for its activeDeadlineSeconds took 469-654 ms
+  // (BM_ClusterJobFailsAtItsDeadline; now 38 ms). On: as the releases of journal formats 1-10 did,
+  // every one in the sync that ends the Job (JobRules::kFormat10), and 500 pods a sync
+  // (kMaxPodCreateDeletePerSync).
   void SetFormat10Rules(bool on) { format10_rules_ = on; }
   // The clock's budget for the fills, retries and collections of one advance (RunJobs): pods made
   // or deleted, creates refused, pods a collection took, across all Jobs; a sync within it makes

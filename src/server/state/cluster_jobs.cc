@@ -173,7 +173,14 @@ Status Cluster::DeleteJobObject(const Mutation& m, const std::string& ns) {
     // (A Job deleted again while its pods are collected, Foreground: the collection goes on
     // where it was, not from its first pod again.)
     const ObjectStore::Key key{ns, uid};
-    job_collections_.try_emplace(key, JobCollection{m.name, policy == "Orphan", m.time, ""});
+    auto [c, fresh] =
+        job_collections_.try_emplace(key, JobCollection{m.name, policy == "Orphan", m.time, ""});
+    if (!fresh && !foreground && !format10_rules_) {
+      // The Foreground-deleted Job goes now (journal format 11): its collection walks its pods
+      // again, by this delete's policy, for the ones it deleted and left to the Job's count.
+      c->second.orphan = policy == "Orphan";
+      c->second.after.clear();
+    }
     (void)CollectJobPods(m.time, key, expiring_ ? 0 : SyncBudget());
     return Status::Ok();
   }
@@ -199,11 +206,12 @@ int64_t Cluster::CollectJobPods(Millis t, const ObjectStore::Key& job_uid, int64
   if (it == job_collections_.end()) return 0;
   JobCollection& c = it->second;
   const auto& [ns, uid] = job_uid;
-  // A Foreground-deleted Job that was ending (journal format 11, JobEnding) counts its pods as it
-  // takes their finalizers off (a failing one as failed): the collector deletes them, leaves the
-  // finalizers to its syncs.
+  // A Foreground-deleted Job that was failing (journal format 11: FailureTarget, not yet Failed,
+  // its own controller's) counts its pods as failed as it takes their finalizers off: the
+  // collector deletes them and leaves the finalizers to its syncs. (A succeeding one counts none
+  // of them: the collector takes the finalizers off, as before.)
   const Json* job = store_.Get("Job", ns, c.job);
-  const bool job_counts = !format10_rules_ && !c.orphan && job && JobEnding(*job) &&
+  const bool job_counts = !format10_rules_ && !c.orphan && job && JobFailing(*job) &&
                           job->at("metadata").value("uid", "") == uid;
   // Done: a pod no longer owned by the Job (Orphan), or deleted and without the tracking finalizer
   // (one a user deleted first keeps its grace period; the finalizer comes off), or deleted (the
@@ -713,7 +721,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key, int64_t limit, int6
   } else {
     jobs_retry_.erase(key);
     job_refusals_.erase(key);
-    // More pods to make or delete than one sync may (kMaxPodCreateDeletePerSync): the Job is due
+    // More pods to make or delete (or count) than one sync may (SyncBudget): the Job is due
     // now, and the clock's next advance (a record of its own, the daemon's lock let go between
     // them) syncs it again (format 8: or any mutation before it, RunJobs). A refused create backs
     // off instead (above).

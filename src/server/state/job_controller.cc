@@ -304,9 +304,9 @@ bool JobFinished(const Json& job) {
   return HasCondition(st, "Complete") || HasCondition(st, "Failed");
 }
 
-bool JobEnding(const Json& job) {
+bool JobFailing(const Json& job) {
   const Json& st = job_detail::Member(job, "status");
-  return HasCondition(st, "FailureTarget") || HasCondition(st, "SuccessCriteriaMet");
+  return JobManagedHere(job) && HasCondition(st, "FailureTarget") && !JobFinished(job);
 }
 
 namespace {
@@ -469,7 +469,7 @@ struct Outcome {
   bool success = false;
   std::string reason, message;
 };
-// The first two: the outcome the Job's status already says (JobEnding).
+// The first two: the outcome the Job's status already says (FailureTarget, SuccessCriteriaMet).
 std::optional<Outcome> Ending(const Json& job) {
   if (const Json* met = TrueCondition(job_detail::Member(job, "status"), "SuccessCriteriaMet"))
     return Outcome{true, met->value("reason", ""), met->value("message", "")};

@@ -26,9 +26,10 @@
 //              completions left (completions - succeeded); with completions unset ("work queue"),
 //              none once a pod has succeeded. Missing ones are made, extra ones deleted (pending
 //              first, then the newest).
-//   per sync   at most kMaxPodCreateDeletePerSync (500, kube's MaxPodCreateDeletePerSync) pods
-//              made and at most as many deleted by one plan (surplus, suspend, a finished Job's
-//              active pods alike); the rest at the next sync, at once (JobPlan::more). The
+//   per sync   at most `limit` (the Cluster's SyncBudget, 200, or what is left of an advance's
+//              budget; never over kMaxPodCreateDeletePerSync, kube's MaxPodCreateDeletePerSync)
+//              pods made and at most as many deleted by one plan (surplus, suspend, a finished
+//              Job's active pods alike); the rest at the next sync, at once (JobPlan::more). The
 //              finalizers of the finished pods counted all come off in one plan; an ending Job's
 //              unfinished ones at most as many a plan, the ones it deletes first (JobRules).
 //   back-off   after failures, missing pods are made only once 10 s x 2^(n-1) (at most 10 min,
@@ -133,9 +134,10 @@ std::vector<int64_t> ParseIndexes(const std::string& text);
 bool JobManagedHere(const Json& job);
 // Whether the Job has condition Complete or Failed True.
 bool JobFinished(const Json& job);
-// Whether the Job has condition FailureTarget or SuccessCriteriaMet True: it ends once its pods
-// are gone, and (JobRules::kCurrent) its syncs count its unfinished pods, being deleted or not.
-bool JobEnding(const Json& job);
+// Whether the Job, its own controller's (JobManagedHere), has condition FailureTarget True and
+// not yet Failed: it fails once its pods are gone, and (JobRules::kCurrent) its syncs count its
+// unfinished pods as failed, being deleted or not.
+bool JobFailing(const Json& job);
 // When the Job's activeDeadlineSeconds runs out, if it runs and has one.
 std::optional<Millis> JobDeadline(const Json& job);
 // When a finished Job with spec.ttlSecondsAfterFinished expires (kube's TTL-after-finished
@@ -209,17 +211,18 @@ using JobFinishes = std::map<std::string, std::pair<Millis, bool>>;
 // (Cluster::SetFormat4Jobs). How many pods a plan makes or deletes: kCurrent, kFormat10 and
 // kFormat9 at most kMaxPodCreateDeletePerSync of each; kFormat7 and kFormat4 every one, as the
 // releases of journal formats 1-7 did (Cluster::SetFormat7Jobs). `limit` (kCurrent, kFormat10,
-// kFormat9; at least 1): fewer than kMaxPodCreateDeletePerSync, what is left of the clock's
-// budget for one advance (Cluster::RunJobs). A Job being deleted (Foreground): kCurrent and
-// kFormat10 take the tracking finalizer off its finished pods only (the garbage collector takes it
-// off the others as it deletes them, Cluster::CollectJobPods); kFormat9 and older off every pod in
-// one sync. A Job that ends (FailureTarget, SuccessCriteriaMet): kCurrent counts at most `limit` of
-// its unfinished pods in one sync (takes their finalizers off; failing, adds them to
-// status.failed), the ones it deletes then first, the rest at the next syncs (JobPlan::more);
-// kFormat10 and older every one at once, as the releases of journal formats 1-10 did. So does a
-// Job being deleted that was ending (JobEnding) under kCurrent: the garbage collector deletes
-// its pods and leaves their finalizers to it (kube's controller counts a deleted Job's pods as
-// failed once its FailureTarget is set); kFormat10, a Job being deleted counted none.
+// kFormat9; at least 1): fewer than kMaxPodCreateDeletePerSync, a request's own sync's budget
+// (Cluster::SyncBudget) or what is left of the clock's for one advance (Cluster::RunJobs). A Job
+// being deleted (Foreground): kCurrent and kFormat10 take the tracking finalizer off its finished
+// pods only (the garbage collector takes it off the others as it deletes them,
+// Cluster::CollectJobPods); kFormat9 and older off every pod in one sync. A Job that ends
+// (FailureTarget, SuccessCriteriaMet): kCurrent counts at most `limit` of its unfinished pods in
+// one sync (takes their finalizers off; failing, adds them to status.failed), the ones it deletes
+// then first, the rest at the next syncs (JobPlan::more); kFormat10 and older every one at once, as
+// the releases of journal formats 1-10 did. So does a Job being deleted that was ending
+// (FailureTarget, SuccessCriteriaMet) under kCurrent: a failing one's pods the garbage collector
+// deletes and leaves their finalizers to it (JobFailing; kube's controller counts a deleted Job's
+// pods as failed once its FailureTarget is set); kFormat10, a Job being deleted counted none.
 enum class JobRules { kCurrent, kFormat10, kFormat9, kFormat7, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
