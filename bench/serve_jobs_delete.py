@@ -19,42 +19,20 @@ N = int(sys.argv[4]) if len(sys.argv) > 4 else 50000
 FULL = len(sys.argv) > 5 and sys.argv[5] == "1"
 MON = float(sys.argv[6]) if len(sys.argv) > 6 else 0.25   # monitor poll interval (s)
 WATCH = len(sys.argv) > 7 and sys.argv[7] == "1"   # observer: a pods watch from just before the DELETE
-D = os.environ.get("BENCH_OUT", "/tmp/arbiter-bench-jobs")  # results, records, logs
-os.makedirs(D, exist_ok=True)
-data = f"{D}/data-{port}"
-shutil.rmtree(data, ignore_errors=True)
-load_start = open("/proc/loadavg").read().split()[:3]
-log = open(f"{D}/serve-{tag}.log", "w")
-proc = subprocess.Popen([binary, "serve", "--data", data, "--listen", f"127.0.0.1:{port}"], stderr=log)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_jobs_common import Daemon, make_pool, mkreq as request_on, pct
 
-def conn():
-    return http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-
+daemon = Daemon(binary, port, tag)
+D, data, proc, load_start, conn = daemon.out_dir, daemon.data, daemon.proc, daemon.load_start, daemon.conn
 statuses = []
 def mkreq(c):
-    def req(method, path, body=None, ok=(200, 201, 202)):
-        c.request(method, path, body=json.dumps(body) if body is not None else None,
-                  headers={"Content-Type": "application/json"})
-        r = c.getresponse(); out = r.read(); statuses.append(r.status)
-        if r.status not in ok: raise SystemExit(f"{method} {path}: {r.status} {out[:300]}")
-        return json.loads(out)
-    return req
-
-def pct(xs, q):
-    xs = sorted(xs); return xs[min(len(xs) - 1, int(len(xs) * q))]
+    return request_on(c, statuses=statuses)
 
 out = {"tag": tag, "binary": os.path.basename(binary), "scenario": "D", "N": N, "full": FULL, "mon_interval_s": MON, "watch": WATCH, "load_start": load_start}
 try:
-    for _ in range(400):
-        try:
-            c = conn(); c.request("GET", "/readyz"); c.getresponse().read(); break
-        except OSError:
-            time.sleep(0.05)
+    c = daemon.ready()
     req = mkreq(c)
-    for ns in ("team-a", "team-b"):
-        req("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    req("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "big"},
-        "status": {"capacity": {"cpu": "100000", "memory": "100Ti", "pods": "200000"}}})
+    make_pool(req)
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j00"},
            "spec": {"parallelism": N, "completions": N, "template": {
                "metadata": {"annotations": {"arbiter.dev/duration": "1h"}},
@@ -176,16 +154,9 @@ try:
     json.dump({"t0_epoch": t0, "b_lat_ms": lat_ms, "b_start_s": starts, "mon": mon, "full": full},
               open(f"{D}/rawD-{tag}.json", "w"))
     out["t0_epoch"] = t0
-    out["cpu_s"] = sum(int(x) for x in open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()[11:13]) / os.sysconf("SC_CLK_TCK")
-    st = {}
-    for line in open(f"/proc/{proc.pid}/status"):
-        k2, _, v = line.partition(":")
-        if k2 in ("VmRSS", "VmHWM"): st[k2] = int(v.split()[0]) // 1024
-    out["rss_mb"], out["hwm_mb"] = st["VmRSS"], st["VmHWM"]
+    out.update(daemon.figures())
 finally:
-    proc.terminate()
-    try: proc.wait(120)
-    except subprocess.TimeoutExpired: proc.kill(); proc.wait()
+    daemon.stop()
 out["load_end"] = open("/proc/loadavg").read().split()[:3]
 out["non2xx"] = sorted(set(s for s in statuses if s >= 300))
 

@@ -18,40 +18,18 @@ import http.client, json, os, re, shutil, sqlite3, statistics, subprocess, sys, 
 
 binary, scen, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
 tag = sys.argv[4] if len(sys.argv) > 4 else f"{os.path.basename(binary)}-{scen}-{port}"
-D = os.environ.get("BENCH_OUT", "/tmp/arbiter-bench-jobs")  # results, records, logs
-os.makedirs(D, exist_ok=True)
-data = f"{D}/data-{port}"
-shutil.rmtree(data, ignore_errors=True)
-load_start = open("/proc/loadavg").read().split()[:3]
-log = open(f"{D}/serve-{tag}.log", "w")
-proc = subprocess.Popen([binary, "serve", "--data", data, "--listen", f"127.0.0.1:{port}"], stderr=log)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_jobs_common import Daemon, make_pool, mkreq as request_on, pct
 
-def conn():
-    return http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-
+daemon = Daemon(binary, port, tag)
+D, data, proc, load_start, conn = daemon.out_dir, daemon.data, daemon.proc, daemon.load_start, daemon.conn
 def mkreq(c):
-    def req(method, path, body=None, ok=(200, 201)):
-        c.request(method, path, body=json.dumps(body) if body is not None else None,
-                  headers={"Content-Type": "application/json"})
-        r = c.getresponse(); out = r.read()
-        if r.status not in ok: raise SystemExit(f"{method} {path}: {r.status} {out[:300]}")
-        return json.loads(out)
-    return req
-
-def pct(xs, q):
-    xs = sorted(xs); return xs[min(len(xs) - 1, int(len(xs) * q))]
+    return request_on(c, ok=(200, 201))
 
 try:
-    for _ in range(400):
-        try:
-            c = conn(); c.request("GET", "/readyz"); c.getresponse().read(); break
-        except OSError:
-            time.sleep(0.05)
+    c = daemon.ready()
     req = mkreq(c)
-    for ns in ("team-a", "team-b"):
-        req("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-    req("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "big"},
-        "status": {"capacity": {"cpu": "100000", "memory": "100Ti", "pods": "200000"}}})
+    make_pool(req)
 
     def job(name, n):
         return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
@@ -141,16 +119,9 @@ try:
         return len(r["items"]) + r["metadata"].get("remainingItemCount", 0)
     out["a_pods"] = count("")
     out["a_pending"] = count("&fieldSelector=status.phase%3DPending")
-    st = {}
-    for line in open(f"/proc/{proc.pid}/status"):
-        k2, _, v = line.partition(":")
-        if k2 in ("VmRSS", "VmHWM"): st[k2] = int(v.split()[0]) // 1024
-    out["rss_mb"], out["hwm_mb"] = st["VmRSS"], st["VmHWM"]
-    out["cpu_s"] = sum(int(x) for x in open(f"/proc/{proc.pid}/stat").read().rsplit(")", 1)[1].split()[11:13]) / os.sysconf("SC_CLK_TCK")
+    out.update(daemon.figures())
 finally:
-    proc.terminate()
-    try: proc.wait(120)
-    except subprocess.TimeoutExpired: proc.kill(); proc.wait()
+    daemon.stop()
 out["load_end"] = open("/proc/loadavg").read().split()[:3]
 
 # journal: per record pods made (distinct Job pod names in its commands), size, gap to next record
