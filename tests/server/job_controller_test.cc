@@ -790,6 +790,26 @@ TEST(JobController, SuccessPolicyMetDeletesTheRestThenCompletes) {
   EXPECT_EQ(plan.events[0].reason, "Completed");
 }
 
+// An Indexed Job's pod of an index another pod runs (the first by name keeps it) or of a
+// completed one is deleted, and only that one: the others stay active, none is made.
+TEST(JobController, APodOfARepeatedOrCompletedIndexGoesAndTheRestStay) {
+  Json job = JobOf("ix", {{"completionMode", "Indexed"}, {"completions", 3}, {"parallelism", 3}});
+  DefaultJob(job, "u");
+  job["status"] = {{"startTime", KubeTime(kT0)}, {"completedIndexes", "2"}, {"succeeded", 1}};
+  Json a = IndexedPod(0, "Running"), b = IndexedPod(0, "Running"), c = IndexedPod(1, "Running"),
+       d = IndexedPod(2, "Running");
+  b["metadata"]["name"] = "p0Running-again";
+  d["metadata"]["name"] = "p2Running-late";
+  const JobPlan plan = PlanJob(job, {&a, &b, &c, &d}, kT0 + 1000);
+  // (Same creation time, unbound: by name, the last first.)
+  EXPECT_EQ(plan.remove, (std::vector<std::string>{"p2Running-late", "p0Running-again"}));
+  EXPECT_EQ(plan.create, 0);
+  EXPECT_FALSE(plan.more);
+  EXPECT_EQ(plan.status.value("active", 0), 2);
+  EXPECT_EQ(plan.status.value("terminating", 0), 2);
+  EXPECT_EQ(plan.status.value("completedIndexes", ""), "2");
+}
+
 // A failing Job counts at most `limit` of its unfinished pods in one plan (their finalizers off,
 // added to status.failed): the ones it deletes then first, then the others in name order; the
 // rest stay tracked for the next plan (JobPlan::more), and Failed waits for them (journal format
@@ -987,15 +1007,17 @@ TEST(JobController, AnIndexBacksOffOnItsOwnFailures) {
 
 // Pods as the Job controller reads them: their facts, and each one's object.
 struct PodsRead {
-  explicit PodsRead(std::vector<const Json*> pods) : trees(std::move(pods)) {
-    facts.reserve(trees.size());
-    for (const Json* p : trees) facts.push_back(JobPodFacts::Of(*p));
-    for (const JobPodFacts& f : facts) view.pods.push_back(&f);
-    view.tree = [this](const JobPodFacts& f) -> const Json& { return *trees[&f - facts.data()]; };
+  explicit PodsRead(const std::vector<const Json*>& pods)
+      : view{table, [this](const JobPodFacts& f) -> const Json& { return *trees.at(f.name); }} {
+    for (const Json* p : pods) {
+      JobPodFacts f = JobPodFacts::Of(*p);
+      trees.emplace(f.name, p);
+      table.Add(std::move(f));
+    }
   }
   PodsRead(const PodsRead&) = delete;
-  std::vector<const Json*> trees;
-  std::vector<JobPodFacts> facts;
+  std::map<std::string, const Json*> trees;
+  JobPodTable table;
   JobPodView view;
 };
 
@@ -1026,11 +1048,12 @@ TEST(JobController, TheLastFailedPodOfEachIndexStillToRunIsKept) {
   spec["backoffLimitPerIndex"] = 4;
   Json a1 = IndexedPod(0, "Failed", 1000, "0"), a3 = IndexedPod(0, "Failed", 1000, "2"),
        a2 = IndexedPod(0, "Failed", 1000, "1");
-  a1["metadata"]["name"] = "a1", a2["metadata"]["name"] = "a2", a3["metadata"]["name"] = "a3";
+  // (Named so that the pod with the highest count is neither the first nor the last by name.)
+  a1["metadata"]["name"] = "n0", a3["metadata"]["name"] = "n1", a2["metadata"]["name"] = "n2";
   const PodsRead a132({&a1, &a3, &a2}), only_a1({&a1});
   f = TrackFailed(spec, {{"failedIndexes", "2"}}, a132, {}, {});
-  EXPECT_EQ(names(f), (std::vector<std::string>{"a3"}));
-  EXPECT_EQ(f.failed, (std::set<int64_t>{2}));  // from the status
+  EXPECT_EQ(names(f), (std::vector<std::string>{"n1"}));  // a3
+  EXPECT_EQ(f.failed, (std::set<int64_t>{2}));            // from the status
   // An index already running (replaced) or completed keeps none.
   EXPECT_TRUE(TrackFailed(spec, {}, only_a1, {}, {0}).last_failed.empty());
   EXPECT_TRUE(TrackFailed(spec, {}, only_a1, {0}, {}).last_failed.empty());

@@ -64,7 +64,7 @@ struct JobPlan;          // job_controller.h
 struct JobPodView;       // job_controller.h
 enum class JobRules;     // job_controller.h
 enum class StatusRules;  // pod_status.h
-struct JobPodTable;      // job_pod_tables.h
+struct JobPodTable;      // job_controller.h
 class SnapshotCapture;   // cluster_snapshot.h
 
 struct Mutation {

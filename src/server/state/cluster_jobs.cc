@@ -348,17 +348,13 @@ JobPodTable& Cluster::JobPodTableOf(const std::string& ns, const std::string& ui
 }
 
 JobPodView Cluster::JobPodsOf(const std::string& ns, const std::string& uid) {
-  JobPodView out;
-  out.tree = [this, ns](const JobPodFacts& f) -> const Json& {
-    static const Json kGone;  // (kept facts are never stale: CheckJobPodFacts)
-    const Json* pod = store_.Get("Pod", ns, f.name);
-    return pod ? *pod : kGone;
-  };
-  if (uid.empty()) return out;
-  const JobPodTable& table = JobPodTableOf(ns, uid);
-  out.pods.reserve(table.pods.size());
-  for (const JobPodFacts& f : table.pods) out.pods.push_back(&f);
-  return out;
+  static const JobPodTable kNone;
+  return {uid.empty() ? kNone : JobPodTableOf(ns, uid),
+          [this, ns](const JobPodFacts& f) -> const Json& {
+            static const Json kGone;  // (kept facts are never stale: CheckJobPodFacts)
+            const Json* pod = store_.Get("Pod", ns, f.name);
+            return pod ? *pod : kGone;
+          }};
 }
 
 void Cluster::NoteJobPod(const ObjectStore::Key& key, const Json* was, const Json* now) {
@@ -392,12 +388,12 @@ Status Cluster::CheckJobPodFacts() const {
                               key.first + " are kept, but no such Job is stored");
     JobPodTable fresh;
     for (const Json* p : JobPods(key.first, key.second)) fresh.Add(JobPodFacts::Of(*p));
-    const auto [a, b] =
-        std::mismatch(kept.pods.begin(), kept.pods.end(), fresh.pods.begin(), fresh.pods.end());
-    if (a != kept.pods.end() || b != fresh.pods.end())
+    const auto [a, b] = std::mismatch(kept.pods().begin(), kept.pods().end(), fresh.pods().begin(),
+                                      fresh.pods().end());
+    if (a != kept.pods().end() || b != fresh.pods().end())
       return Status::Internal("the kept facts of Job uid " + key.second + "'s pod " + key.first +
-                              "/" + (a != kept.pods.end() ? a->name : b->name) + " are stale");
-    if (kept.ready != fresh.ready || kept.crash_loops != fresh.crash_loops)
+                              "/" + (a != kept.pods().end() ? a->name : b->name) + " are stale");
+    if (!(kept == fresh))
       return Status::Internal("the kept counts of Job uid " + key.second + "'s pods are stale");
   }
   return Status::Ok();
@@ -623,12 +619,12 @@ void Cluster::RestoreJobs(const Json& header) {
     if (more == header.end() && plan.more && !job_refusals_.count(key)) jobs_more_[key] = now();
     const auto filling = jobs_more_.find(key);
     auto due = filling != jobs_more_.end() ? std::optional<Millis>(filling->second) : plan.due;
-    for (const JobPodFacts* p : pods.pods) {  // the next in-place restart
-      if (!p->crash_loop) continue;
-      auto w = workload_of_.find({key.first, p->name});
+    for (const JobPodFacts& p : pods.table.pods()) {  // the next in-place restart
+      if (!p.crash_loop) continue;
+      auto w = workload_of_.find({key.first, p.name});
       auto st =
           w == workload_of_.end() ? std::nullopt : engine_->Get(engine::WorkloadId{w->second});
-      auto next = st ? NextContainerChange(pods.tree(*p), *st, now()) : std::nullopt;
+      auto next = st ? NextContainerChange(pods.tree(p), *st, now()) : std::nullopt;
       if (next && (!due || *next < *due)) due = next;
     }
     if (auto r = job_refusals_.find(key); r != job_refusals_.end()) {  // a refused create's retry
@@ -643,9 +639,9 @@ void Cluster::RestoreJobs(const Json& header) {
 std::optional<Millis> Cluster::RefreshRestarts(Millis t, const std::string& ns,
                                                const std::string& uid) {
   std::vector<std::string> names;
-  if (!uid.empty() && JobPodTableOf(ns, uid).crash_loops > 0)
-    for (const JobPodFacts* p : JobPodsOf(ns, uid).pods)
-      if (p->crash_loop) names.push_back(p->name);
+  if (!uid.empty() && JobPodTableOf(ns, uid).crash_loops() > 0)
+    for (const JobPodFacts& p : JobPodTableOf(ns, uid).pods())
+      if (p.crash_loop) names.push_back(p.name);
   std::optional<Millis> next;
   for (const auto& name : names) {
     auto w = workload_of_.find({ns, name});
@@ -735,7 +731,7 @@ bool Cluster::SyncJob(Millis t, const ObjectStore::Key& key, int64_t limit, int6
   // next sync); without creates, the plan's count (as kube's) stands.
   if (made > 0)
     plan.status["ready"] =
-        std::min<int64_t>(JobPodTableOf(ns, uid).ready, plan.status.value("active", 0));
+        std::min<int64_t>(JobPodTableOf(ns, uid).ready(), plan.status.value("active", 0));
   SetJobDue(key, plan.due);
   acted = acted && !plan.more;  // (not synced again in this mutation: the rest at the next one)
   if (job.contains("status") && job["status"] == plan.status) return acted;

@@ -192,12 +192,18 @@ bool OnlyReplaceFailed(const Json& spec) {
 }
 
 struct Pods {
-  int succeeded = 0, failed = 0, terminating = 0, ready = 0;
+  int succeeded = 0, failed = 0, terminating = 0;
+  int64_t ready = 0;
+  int64_t active_count = 0;  // of `active`, listed or not
+  // The active pods and the tracked unfinished ones (neither succeeded nor failed yet), in name
+  // order: listed (ListPods) only by a plan that needs them, not by one that makes pods.
+  bool listed = false;
   std::vector<const JobPodFacts*> active;
-  std::vector<const JobPodFacts*> counted;     // finished, tracked: their finalizer comes off
-  std::vector<const JobPodFacts*> unfinished;  // tracked, neither succeeded nor failed (yet)
-  std::set<int64_t> terminating_indexes;       // Indexed: of the terminating pods
-  std::vector<int64_t> succeeded_indexes;      // Indexed: of the counted Succeeded pods
+  std::vector<const JobPodFacts*> unfinished;
+  std::vector<const JobPodFacts*> counted;  // finished, tracked: their finalizer comes off
+  bool only_failed = false;                 // OnlyReplaceFailed
+  std::set<int64_t> terminating_indexes;    // Indexed: of the terminating pods
+  std::vector<int64_t> succeeded_indexes;   // Indexed: of the counted Succeeded pods
   // The back-off's record, from every finished pod (counted or not): the last success, and the
   // failures after it with the last one's time.
   std::optional<Millis> last_success, last_failure;
@@ -224,38 +230,45 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
   }
 }
 
+// The active pods and the tracked unfinished ones, listed (Pods::active, unfinished) if they
+// are not yet: a walk of all of the Job's pods.
+void ListPods(Pods& p) {
+  if (p.listed) return;
+  p.listed = true;
+  p.active.reserve(static_cast<size_t>(p.active_count));
+  for (const JobPodFacts& f : p.view->table.pods()) {
+    if (!f.terminal() && !f.deleting) p.active.push_back(&f);
+    if (f.tracked && !f.terminal() && (p.only_failed || !f.deleting)) p.unfinished.push_back(&f);
+  }
+}
+
 // The pods as kube's syncJob sees them: active (neither finished nor being deleted), terminating
 // (being deleted, not finished), and finished: Succeeded, or failed (kube's isPodFailed: Failed,
 // or under TerminatingOrFailed being deleted and not Succeeded). A finished pod still carrying
-// the tracking finalizer is counted now.
+// the tracking finalizer is counted now. Of the active pods only the table's counts are read
+// (ListPods lists them).
 Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remembered,
               JobRules rules) {
   using Phase = JobPodFacts::Phase;
   const Json& policy = job_detail::Member(spec, "podFailurePolicy");
-  const bool only_failed = OnlyReplaceFailed(spec);
+  const JobPodTable& table = pods.table;
   Pods out;
   out.view = &pods;
+  out.only_failed = OnlyReplaceFailed(spec);
+  out.active_count = table.active();
+  out.ready = table.ready();
+  out.restarts = table.restarts();
   std::vector<std::pair<Millis, bool>> finished;  // (finish time, succeeded)
-  std::set<std::string_view> present;             // of the remembered pods, those still here
-  if (!remembered.empty())
-    for (const JobPodFacts* p : pods.pods)
-      if (remembered.count(p->name)) present.insert(p->name);
-  for (const auto& [name, f] : remembered)
-    if (!present.count(name)) finished.push_back(f);
-  for (const JobPodFacts* p : pods.pods) {
-    if (p->phase == Phase::kRunning || p->phase == Phase::kPending) out.restarts += p->restarts;
-    if (!p->terminal() && p->deleting) {
+  for (const auto& [name, f] : remembered)        // of the pods since gone
+    if (!table.pods().contains(std::string_view(name))) finished.push_back(f);
+  for (const JobPodFacts* p : table.others()) {
+    if (!p->terminal()) {  // being deleted
       ++out.terminating;
       if (p->index >= 0) out.terminating_indexes.insert(p->index);
-    } else if (!p->terminal()) {
-      out.active.push_back(p);
-      if (p->ready) ++out.ready;
     }
     const bool ok = p->phase == Phase::kSucceeded;
-    if (!ok && p->phase != Phase::kFailed && (only_failed || !p->deleting)) {
-      if (p->tracked) out.unfinished.push_back(p);
-      continue;
-    }
+    if (!ok && p->phase != Phase::kFailed && (out.only_failed || !p->deleting))
+      continue;  // unfinished (ListPods)
     if (rules != JobRules::kFormat4 && !p->tracked && !p->terminal() && !remembered.count(p->name))
       continue;  // deleted, never counted (JobRules)
     auto [action, message] =
@@ -367,6 +380,7 @@ std::set<int64_t> TrackIndexes(const Json& spec, Pods& p, Json& st,
     st["completedIndexes"] = FormatIndexes(sorted);
   std::set<int64_t> running;
   std::vector<const JobPodFacts*> keep, extra;
+  ListPods(p);
   for (const JobPodFacts* pod : p.active) {  // of a repeated index, the first by name keeps it
     const int64_t i = pod->index;
     const bool ok = i >= 0 && i < completions && !completed.count(i) && running.insert(i).second;
@@ -374,6 +388,7 @@ std::set<int64_t> TrackIndexes(const Json& spec, Pods& p, Json& st,
   }
   for (const std::string& name : Surplus(extra, extra.size())) remove.push_back(name);
   p.active = std::move(keep);
+  p.active_count = std::ssize(p.active);
   return running;
 }
 
@@ -425,11 +440,12 @@ void PlanIndexes(const Json& spec, const JobPodView& pods, const Indexes& ix, Mi
 
 // The running Job's pods: made up to the wanted number (after the back-off; at most `cap`, the
 // rest at the next sync), or the surplus deleted. Returns how many of the active ones stay.
-int64_t PlanActive(const Json& spec, const Pods& p, int64_t succeeded, Millis now,
-                   const Indexes& ix, int64_t cap, JobPlan& plan) {
-  const int64_t active = static_cast<int64_t>(p.active.size());
+int64_t PlanActive(const Json& spec, Pods& p, int64_t succeeded, Millis now, const Indexes& ix,
+                   int64_t cap, JobPlan& plan) {
+  const int64_t active = p.active_count;
   const int64_t wanted = Wanted(spec, succeeded, active);
   if (wanted < active) {
+    ListPods(p);
     for (const std::string& name : Surplus(p.active, static_cast<size_t>(active - wanted)))
       plan.remove.push_back(name);
     return wanted;
@@ -520,7 +536,8 @@ void KeepLastFailed(const Json& spec, const Indexes& ix, Pods& p) {
 
 // The Job met its success criteria (a rule of spec.successPolicy, or all completions):
 // SuccessCriteriaMet, its pods deleted, then Complete with the same reason once none is left.
-void Succeed(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
+void Succeed(const Outcome& o, Pods& p, Millis now, JobPlan& plan) {
+  ListPods(p);
   for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
   Json& st = plan.status;
   SetCondition(st, "SuccessCriteriaMet", true, o.reason, o.message, now);
@@ -554,6 +571,7 @@ void CountUnfinished(const Json& spec, const std::optional<Outcome>& outcome, bo
                      JobRules rules, int64_t cap, Pods& p, JobPlan& plan) {
   const bool gc_takes = rules == JobRules::kCurrent || rules == JobRules::kFormat10;
   if (!outcome && !(deleting && !gc_takes)) return;
+  ListPods(p);
   if (outcome && rules == JobRules::kCurrent && std::ssize(p.unfinished) > cap) {
     const std::set<std::string_view> now(plan.remove.begin(), plan.remove.end());
     int64_t others = cap;
@@ -571,7 +589,8 @@ void CountUnfinished(const Json& spec, const std::optional<Outcome>& outcome, bo
 // The Job met a failure criterion: condition FailureTarget (kube's interim one, reason and
 // message of the failure), its active pods deleted, then Failed with the same reason once no pod
 // of it is left terminating.
-void Fail(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
+void Fail(const Outcome& o, Pods& p, Millis now, JobPlan& plan) {
+  ListPods(p);
   for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
   Json& st = plan.status;
   SetCondition(st, "FailureTarget", true, o.reason, o.message, now);
@@ -581,10 +600,11 @@ void Fail(const Outcome& o, const Pods& p, Millis now, JobPlan& plan) {
 }
 
 // Suspended or running: the Suspended condition, startTime, and the pods to make or delete.
-int64_t Run(const Json& job, const Pods& p, int64_t succeeded, Millis now, const Indexes& ix,
-            int64_t cap, JobPlan& plan) {
+int64_t Run(const Json& job, Pods& p, int64_t succeeded, Millis now, const Indexes& ix, int64_t cap,
+            JobPlan& plan) {
   Json& st = plan.status;
   if (Suspended(job)) {
+    ListPods(p);
     for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
     st.erase("startTime");
     if (SetCondition(st, "Suspended", true, "JobSuspended", "Job suspended", now))
@@ -637,7 +657,7 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
   plan.finishes = std::move(p.finishes);
   st["succeeded"] = succeeded;
   st["uncountedTerminatedPods"] = Json::object();  // counted as the finalizers come off
-  const int64_t active = static_cast<int64_t>(p.active.size());
+  const int64_t active = p.active_count;
   const auto completions = job_detail::IntField(spec, "completions");
   int64_t keep = 0;
   if (deleting) {  // foreground deletion: no pod is made, the Job goes with the last one
@@ -673,12 +693,14 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
 
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
                 const JobFinishes& remembered, JobRules rules, int64_t limit) {
-  std::vector<JobPodFacts> facts;
-  facts.reserve(pods.size());
-  for (const Json* p : pods) facts.push_back(JobPodFacts::Of(*p));
-  JobPodView view;
-  for (const JobPodFacts& f : facts) view.pods.push_back(&f);
-  view.tree = [&](const JobPodFacts& f) -> const Json& { return *pods[&f - facts.data()]; };
+  JobPodTable table;
+  std::map<std::string, const Json*, std::less<>> trees;  // (of a name, the first)
+  for (const Json* p : pods) {
+    JobPodFacts f = JobPodFacts::Of(*p);
+    trees.try_emplace(f.name, p);
+    table.Add(std::move(f));
+  }
+  JobPodView view{table, [&](const JobPodFacts& f) -> const Json& { return *trees.at(f.name); }};
   return PlanJob(job, view, now, remembered, rules, limit);
 }
 

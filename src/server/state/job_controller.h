@@ -89,6 +89,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -169,14 +170,59 @@ struct JobPodFacts {
   bool terminal() const { return phase == Phase::kSucceeded || phase == Phase::kFailed; }
   bool operator==(const JobPodFacts&) const = default;
 };
-// A Job's pods as PlanJob reads them: their facts (in name order, as the Cluster keeps them),
-// and a pod's whole object (valid while the pods are not written).
+// A Job's pods' facts, one a name, in name order, with counts kept as pods come, change and go,
+// so that a sync of a Job making or running pods reads none of its active ones (PlanJob walks
+// `others` and reads the counts; only a plan that deletes or counts active pods walks them all).
+// The Cluster keeps one a Job (cluster_jobs.cc: JobPodTableOf; CheckJobPodFacts checks it against
+// one made afresh).
+struct JobPodTable {
+  struct ByName {
+    using is_transparent = void;
+    bool operator()(const JobPodFacts& a, const JobPodFacts& b) const { return a.name < b.name; }
+    bool operator()(const JobPodFacts& a, std::string_view b) const { return a.name < b; }
+    bool operator()(std::string_view a, const JobPodFacts& b) const { return a < b.name; }
+    bool operator()(const JobPodFacts* a, const JobPodFacts* b) const { return a->name < b->name; }
+  };
+  using Pods = std::set<JobPodFacts, ByName>;
+  using Others = std::set<const JobPodFacts*, ByName>;
+
+  JobPodTable() = default;
+  JobPodTable(JobPodTable&&) = default;  // (`others` points into `pods`: no copy)
+  JobPodTable& operator=(JobPodTable&&) = default;
+
+  // `f` added, unless a pod of its name is there (Erase it first to replace it).
+  void Add(JobPodFacts f);
+  void Erase(std::string_view name);
+
+  const Pods& pods() const { return pods_; }
+  // The pods not active: finished (Succeeded, Failed) or being deleted, in name order.
+  const Others& others() const { return others_; }
+  // Active (neither finished nor being deleted): how many, and how many of them are Ready
+  // (status.ready).
+  int64_t active() const { return active_; }
+  int64_t ready() const { return ready_; }
+  // The restartCounts of the Running and Pending pods (being deleted or not), summed.
+  int64_t restarts() const { return restarts_; }
+  // Restarted in place (JobPodFacts::crash_loop).
+  int64_t crash_loops() const { return crash_loops_; }
+  // The same facts and counts (CheckJobPodFacts: a kept table against one made afresh).
+  bool operator==(const JobPodTable& o) const;
+
+ private:
+  void Count(const JobPodFacts& f, int64_t d);
+  Pods pods_;
+  Others others_;
+  int64_t active_ = 0, ready_ = 0, restarts_ = 0, crash_loops_ = 0;
+};
+
+// A Job's pods as PlanJob reads them: their facts, and a pod's whole object (valid while the pods
+// are not written).
 struct JobPodView {
-  std::vector<const JobPodFacts*> pods;
+  const JobPodTable& table;
   std::function<const Json&(const JobPodFacts&)> tree;
 };
 
-// One Job's decisions at `now`, given its pods (any order).
+// One Job's decisions at `now`, given its pods.
 struct JobEvent {
   bool warning = false;
   std::string reason;  // Completed, Suspended, Resumed, or the Failed condition's reason
@@ -227,7 +273,7 @@ enum class JobRules { kCurrent, kFormat10, kFormat9, kFormat7, kFormat4 };
 JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
                 int64_t limit = kMaxPodCreateDeletePerSync);
-// The same from the pods' objects (their facts taken here).
+// The same from the pods' objects (their facts taken here; of two pods of one name, the first).
 JobPlan PlanJob(const Json& job, const std::vector<const Json*>& pods, Millis now,
                 const JobFinishes& remembered = {}, JobRules rules = JobRules::kCurrent,
                 int64_t limit = kMaxPodCreateDeletePerSync);

@@ -117,7 +117,8 @@ IndexFailures TrackFailedIndexes(const Json& spec, const Json& status, const Job
   for (const auto& [first, last] : ParseIntervals(text, completions))
     for (int64_t i = first; i <= last; ++i) f.failed.insert(i);
   std::vector<const JobPodFacts*> candidates;  // tracked failed pods of a valid index
-  for (const JobPodFacts* p : pods.pods) {
+  for (const JobPodFacts& pod : pods.table.pods()) {
+    const JobPodFacts* p = &pod;
     const int64_t i = p->index;
     if (i < 0 || i >= completions || !p->tracked || p->phase != JobPodFacts::Phase::kFailed ||
         p->deleting)

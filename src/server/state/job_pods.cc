@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <tuple>
 
 #include "server/state/job_controller_detail.h"
 #include "server/state/pod_status.h"
@@ -176,6 +177,43 @@ JobPodFacts JobPodFacts::Of(const Json& pod) {
   f.bound = Member(Member(pod, "spec"), "nodeName").is_string();
   f.crash_loop = CrashLoopRun(pod).has_value();
   return f;
+}
+
+}  // namespace arbiter::server
+
+namespace arbiter::server {
+
+void JobPodTable::Add(JobPodFacts f) {
+  auto [it, added] = pods_.insert(std::move(f));
+  if (!added) return;
+  Count(*it, 1);
+  if (it->terminal() || it->deleting) others_.insert(&*it);
+}
+
+void JobPodTable::Erase(std::string_view name) {
+  auto it = pods_.find(name);
+  if (it == pods_.end()) return;
+  Count(*it, -1);
+  others_.erase(&*it);
+  pods_.erase(it);
+}
+
+void JobPodTable::Count(const JobPodFacts& f, int64_t d) {
+  const bool active = !f.terminal() && !f.deleting;
+  active_ += d * active;
+  ready_ += d * (active && f.ready);
+  using P = JobPodFacts::Phase;
+  restarts_ += d * (f.phase == P::kRunning || f.phase == P::kPending ? f.restarts : 0);
+  crash_loops_ += d * f.crash_loop;
+}
+
+bool JobPodTable::operator==(const JobPodTable& o) const {
+  auto same_name = [](const JobPodFacts* a, const JobPodFacts* b) { return a->name == b->name; };
+  return pods_ == o.pods_ &&
+         std::equal(others_.begin(), others_.end(), o.others_.begin(), o.others_.end(),
+                    same_name) &&
+         std::tie(active_, ready_, restarts_, crash_loops_) ==
+             std::tie(o.active_, o.ready_, o.restarts_, o.crash_loops_);
 }
 
 }  // namespace arbiter::server
