@@ -1667,11 +1667,26 @@ void BM_ClusterCreateJobs(benchmark::State& state) {
 }
 BENCHMARK(BM_ClusterCreateJobs)->Arg(250)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// The median of the milliseconds in [begin, end) of `ms` (0 if none).
+double MedianMs(std::vector<double>::const_iterator begin, std::vector<double>::const_iterator end) {
+  std::vector<double> v(begin, end);
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 // One batch/v1 Job of range(0) running pods (parallelism range(0), completions twice that), on the
-// state machine alone, then 40 of its pods deleted one at a time (grace 0), each a mutation the Job
-// controller answers with a replacement: what one event of a big Job costs (event_ms, the median;
-// event_max_ms), and the Job's create with its pods (create_ms).
+// state machine alone: its create (create_ms: the first sync's worth of pods, 200) and the clock's
+// advances that make the rest, 200 each (fill_ms, all of them; advance_first_ms and
+// advance_last_ms, the median advance of the first and the last tenth of the fill: what a sync
+// costs as the Job grows); then 40 of its pods deleted one at a time (grace 0), each a mutation
+// the Job controller answers with a replacement: what one event of a big Job costs (event_ms,
+// the median; event_max_ms).
 void BM_ClusterBigJobPodEvents(benchmark::State& state) {
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point s) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - s).count();
+  };
   const int64_t n = state.range(0);
   Json tmpl = Json::parse(PodJson("x"));
   tmpl["spec"]["restartPolicy"] = "Never";
@@ -1686,11 +1701,24 @@ void BM_ClusterBigJobPodEvents(benchmark::State& state) {
                        {"metadata", {{"name", "big"}, {"namespace", "default"}}},
                        {"spec", {{"parallelism", n}, {"completions", 2 * n}, {"template", tmpl}}}});
     job.time = 1000;
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = Clock::now();
     if (!c.Apply(job).ok()) return state.SkipWithError("job create refused");
-    state.counters["create_ms"] =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    state.counters["create_ms"] = ms_since(t0);
     (void)c.TakeWatchEvents();
+    std::vector<double> advances;
+    for (auto due = c.NextDue(); due && *due <= c.now(); due = c.NextDue()) {
+      arbiter::server::Mutation m;
+      m.op = arbiter::server::Mutation::Op::kAdvance;
+      m.time = *due;
+      const auto s = Clock::now();
+      (void)c.Apply(m);
+      advances.push_back(ms_since(s));
+      (void)c.TakeWatchEvents();
+    }
+    state.counters["fill_ms"] = ms_since(t0);
+    const auto tenth = static_cast<std::ptrdiff_t>(advances.size() / 10);
+    state.counters["advance_first_ms"] = MedianMs(advances.begin(), advances.begin() + tenth);
+    state.counters["advance_last_ms"] = MedianMs(advances.end() - tenth, advances.end());
     std::vector<std::string> names;
     for (const auto& [key, pod] : c.store().All("Pod")) names.push_back(key.second);
     if (names.size() != static_cast<size_t>(n)) return state.SkipWithError("not n pods");
@@ -1702,11 +1730,10 @@ void BM_ClusterBigJobPodEvents(benchmark::State& state) {
       del.namespace_ = "default";
       del.name = names[static_cast<size_t>(i) * names.size() / 40];
       del.grace_period = 0;
-      del.time = 2000 + i;
-      const auto s = std::chrono::steady_clock::now();
+      del.time = c.now() + 1;
+      const auto s = Clock::now();
       if (!c.Apply(del).ok()) return state.SkipWithError("delete refused");
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+      ms.push_back(ms_since(s));
       (void)c.TakeWatchEvents();
     }
     if (c.store().List("Pod", "default").size() != static_cast<size_t>(n))
@@ -1719,6 +1746,7 @@ void BM_ClusterBigJobPodEvents(benchmark::State& state) {
 BENCHMARK(BM_ClusterBigJobPodEvents)
     ->Arg(1000)
     ->Arg(10000)
+    ->Arg(100000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 }  // namespace
