@@ -707,6 +707,7 @@ void BM_ClusterJobFailsAtItsDeadline(benchmark::State& state) {
 BENCHMARK(BM_ClusterJobFailsAtItsDeadline)
     ->Args({10000, 11})
     ->Args({10000, 10})
+    ->Args({100000, 11})
     ->Iterations(3)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
@@ -1668,7 +1669,8 @@ void BM_ClusterCreateJobs(benchmark::State& state) {
 BENCHMARK(BM_ClusterCreateJobs)->Arg(250)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // The median of the milliseconds in [begin, end) of `ms` (0 if none).
-double MedianMs(std::vector<double>::const_iterator begin, std::vector<double>::const_iterator end) {
+double MedianMs(std::vector<double>::const_iterator begin,
+                std::vector<double>::const_iterator end) {
   std::vector<double> v(begin, end);
   if (v.empty()) return 0;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());

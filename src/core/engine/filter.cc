@@ -107,8 +107,17 @@ void State::NodeChanged(uint32_t pos) {
 void State::RecountMinPriority(uint32_t pos) {
   NodeLive& live = node_live[pos];
   live.min_priority = INT32_MAX;
-  for (Slot s : live.workloads)
-    live.min_priority = std::min(live.min_priority, workloads[s].priority);
+  live.at_min_priority = 0;
+  for (Slot s : live.workloads) CountMinPriority(pos, workloads[s].priority);
+}
+
+void State::CountMinPriority(uint32_t pos, int32_t priority) {
+  NodeLive& live = node_live[pos];
+  if (priority < live.min_priority) {
+    live.min_priority = priority;
+    live.at_min_priority = 0;
+  }
+  if (priority == live.min_priority) ++live.at_min_priority;
 }
 
 // In kube-scheduler's filter order: NodeUnschedulable, TaintToleration, NodeAffinity.

@@ -39,15 +39,20 @@ Status CheckNodeAccounting(const State& s, uint32_t i, std::vector<int>& seen) {
   rebuilt.RecountGpus();
   rebuilt.ext_used = ResourceList{};
   int32_t min_priority = INT32_MAX;
+  uint32_t at_min = 0;
   for (Slot x : s.node_live[i].workloads) {
     seen[x]++;
     const Workload& w = s.workloads[x];
-    min_priority = std::min(min_priority, w.priority);
+    if (w.priority < min_priority) {
+      min_priority = w.priority;
+      at_min = 0;
+    }
+    at_min += w.priority == min_priority;
     if (w.node != s.node_at[i])
       return Status::Internal(w.key + " listed on " + n.name + " but bound elsewhere");
     rebuilt.Allocate(w.shape, w.gpus);
   }
-  if (min_priority != s.node_live[i].min_priority)
+  if (min_priority != s.node_live[i].min_priority || at_min != s.node_live[i].at_min_priority)
     return Status::Internal("node " + n.name + " lowest priority differs from its workloads");
   if (rebuilt.cpu_used_milli != n.cpu_used_milli || rebuilt.mem_used_bytes != n.mem_used_bytes ||
       rebuilt.gpu_used_milli != n.gpu_used_milli)

@@ -416,7 +416,7 @@ void State::Bind(Workload& w, uint32_t pos, const placement::GpuAssignment& gpus
   Touch(id);
   NodeChanged(pos);
   node_live[pos].workloads.push_back(slot);
-  node_live[pos].min_priority = std::min(node_live[pos].min_priority, w.priority);
+  CountMinPriority(pos, w.priority);
   TrackPlacedTopology(w, /*bound=*/true);
   if (topology_seen) topology_bound = true;  // Tick: RequeueForTopology
   if (w.time_limit > 0) ++ends_known;
@@ -473,7 +473,9 @@ void State::Release(Workload& w) {
   if (node_info[id].over_capacity) CheckOverCapacity(pos);
   auto& list = node_live[pos].workloads;
   list.erase(std::find(list.begin(), list.end(), slot));
-  RecountMinPriority(pos);
+  if (NodeLive& live = node_live[pos];
+      w.priority == live.min_priority && live.at_min_priority-- <= 1)
+    RecountMinPriority(pos);  // (the last at the lowest priority gone)
   TrackPlacedTopology(w, /*bound=*/false);
   if (w.quota_charged) quota.Release(w);
   w.quota_charged = false;

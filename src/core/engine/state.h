@@ -56,8 +56,10 @@ struct NodeLive {
   std::vector<Slot> nominated;  // preemptors nominated here, in nomination order
   uint64_t epoch = 0;           // bumped when anything on the node changes
   // The lowest priority of `workloads` (INT32_MAX none): a preemptor of no higher priority finds
-  // no victim here (priority preemption) without reading them. Kept with `workloads`.
+  // no victim here (priority preemption) without reading them. Kept with `workloads`, with how
+  // many of them have it: a release walks `workloads` only when the last of those goes.
   int32_t min_priority = INT32_MAX;
+  uint32_t at_min_priority = 0;
 };
 
 // The fit numbers of one node, copied densely in node order so that a placement scans a few
@@ -324,8 +326,11 @@ class State {
   void RebuildFitIndex();
   uint32_t ModelBit(const std::string& model);
   uint32_t ModelMask(const placement::PodShape& shape);
-  void NodeChanged(uint32_t pos);         // after an allocation or release on the node
-  void RecountMinPriority(uint32_t pos);  // NodeLive::min_priority from its workloads
+  void NodeChanged(uint32_t pos);  // after an allocation or release on the node
+  // NodeLive::min_priority (and at_min_priority) from its workloads, and kept as one is bound
+  // (CountMinPriority) or released.
+  void RecountMinPriority(uint32_t pos);
+  void CountMinPriority(uint32_t pos, int32_t priority);
   void Touch(uint32_t node_id) {
     ++node_live[node_info[node_id].pos].epoch;
     ++pool_version;

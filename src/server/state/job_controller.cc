@@ -202,6 +202,7 @@ struct Pods {
   std::vector<const JobPodFacts*> unfinished;
   std::vector<const JobPodFacts*> counted;  // finished, tracked: their finalizer comes off
   bool only_failed = false;                 // OnlyReplaceFailed
+  int64_t unplanned = 0;                    // active pods to delete at a later sync (RemoveActive)
   std::set<int64_t> terminating_indexes;    // Indexed: of the terminating pods
   std::vector<int64_t> succeeded_indexes;   // Indexed: of the counted Succeeded pods
   // The back-off's record, from every finished pod (counted or not): the last success, and the
@@ -301,8 +302,16 @@ std::vector<std::string> Surplus(std::vector<const JobPodFacts*> active, size_t 
   return out;
 }
 
-std::vector<std::string> Names(const std::vector<const JobPodFacts*>& pods) {
-  return Surplus(pods, pods.size());
+// Every active pod deleted (an ending or suspended Job), in Surplus order: at most what is left
+// of `cap` after the ones planned already, the rest counted in `unplanned` (a later sync's,
+// JobPlan::more), so that a sync of a big Job ranks only the pods it deletes.
+void RemoveActive(Pods& p, int64_t cap, JobPlan& plan) {
+  ListPods(p);
+  const int64_t room = std::max<int64_t>(0, cap - std::ssize(plan.remove));
+  const int64_t take = std::min(room, std::ssize(p.active));
+  for (const std::string& name : Surplus(p.active, static_cast<size_t>(take)))
+    plan.remove.push_back(name);
+  p.unplanned += std::ssize(p.active) - take;
 }
 
 }  // namespace
@@ -536,9 +545,8 @@ void KeepLastFailed(const Json& spec, const Indexes& ix, Pods& p) {
 
 // The Job met its success criteria (a rule of spec.successPolicy, or all completions):
 // SuccessCriteriaMet, its pods deleted, then Complete with the same reason once none is left.
-void Succeed(const Outcome& o, Pods& p, Millis now, JobPlan& plan) {
-  ListPods(p);
-  for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
+void Succeed(const Outcome& o, Pods& p, int64_t cap, Millis now, JobPlan& plan) {
+  RemoveActive(p, cap, plan);
   Json& st = plan.status;
   SetCondition(st, "SuccessCriteriaMet", true, o.reason, o.message, now);
   if (p.terminating + plan.remove.size() > 0) return;
@@ -589,9 +597,8 @@ void CountUnfinished(const Json& spec, const std::optional<Outcome>& outcome, bo
 // The Job met a failure criterion: condition FailureTarget (kube's interim one, reason and
 // message of the failure), its active pods deleted, then Failed with the same reason once no pod
 // of it is left terminating.
-void Fail(const Outcome& o, Pods& p, Millis now, JobPlan& plan) {
-  ListPods(p);
-  for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
+void Fail(const Outcome& o, Pods& p, int64_t cap, Millis now, JobPlan& plan) {
+  RemoveActive(p, cap, plan);
   Json& st = plan.status;
   SetCondition(st, "FailureTarget", true, o.reason, o.message, now);
   if (p.terminating + plan.remove.size() > 0) return;
@@ -604,8 +611,7 @@ int64_t Run(const Json& job, Pods& p, int64_t succeeded, Millis now, const Index
             JobPlan& plan) {
   Json& st = plan.status;
   if (Suspended(job)) {
-    ListPods(p);
-    for (const std::string& name : Names(p.active)) plan.remove.push_back(name);
+    RemoveActive(p, cap, plan);
     st.erase("startTime");
     if (SetCondition(st, "Suspended", true, "JobSuspended", "Job suspended", now))
       plan.events.push_back({false, "Suspended", "Job suspended"});
@@ -663,21 +669,22 @@ JobPlan PlanJob(const Json& job, const JobPodView& pods, Millis now, const JobFi
   if (deleting) {  // foreground deletion: no pod is made, the Job goes with the last one
     keep = active;
   } else if (outcome && !outcome->success) {
-    Fail(*outcome, p, now, plan);
+    Fail(*outcome, p, cap, now, plan);
   } else if (outcome) {
-    Succeed(*outcome, p, now, plan);
+    Succeed(*outcome, p, cap, now, plan);
   } else if (completions ? succeeded >= *completions && active == 0
                          : succeeded > 0 && active == 0) {
-    Succeed({true, "CompletionsReached", "Reached expected number of succeeded pods"}, p, now,
+    Succeed({true, "CompletionsReached", "Reached expected number of succeeded pods"}, p, cap, now,
             plan);
   } else {
     keep = Run(job, p, succeeded, now, ix, cap, plan);
   }
   // At most `cap` pods deleted (kube's MaxPodCreateDeletePerSync), the first ones planned; the
   // others stay active until a later sync, due at once, deletes them.
-  if (static_cast<int64_t>(plan.remove.size()) > cap) {
-    keep += static_cast<int64_t>(plan.remove.size()) - cap;
-    plan.remove.resize(static_cast<size_t>(cap));
+  const int64_t later = std::max<int64_t>(0, std::ssize(plan.remove) - cap) + p.unplanned;
+  if (later > 0) {
+    keep += later;
+    plan.remove.resize(std::min(plan.remove.size(), static_cast<size_t>(cap)));
     plan.more = true;
   }
   CountUnfinished(spec, outcome, deleting, rules, cap, p, plan);  // (after the deletes are known)
