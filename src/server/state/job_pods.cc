@@ -179,10 +179,6 @@ JobPodFacts JobPodFacts::Of(const Json& pod) {
   return f;
 }
 
-}  // namespace arbiter::server
-
-namespace arbiter::server {
-
 void JobPodTable::Add(JobPodFacts f) {
   auto [it, added] = pods_.insert(std::move(f));
   if (!added) return;
