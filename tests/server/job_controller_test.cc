@@ -868,6 +868,40 @@ TEST(JobController, AFailingJobCountsItsUnfinishedPodsALimitAPlanThoseItDeletesF
   EXPECT_EQ(ConditionOf(plan.status, "Failed"), "");  // (5 still terminating)
 }
 
+// The unfinished pods an ending Job counts under podReplacementPolicy Failed are its active and
+// its terminating ones together, in name order (the table keeps them in two lists): the ones it
+// deletes now first, then the first others by name, whichever list they are in.
+TEST(JobController, AnEndingJobsTerminatingPodsTakeTheirNamesPlaceAmongItsActiveOnes) {
+  Json job = JobOf("late", {{"parallelism", 2},
+                            {"completions", 4},
+                            {"activeDeadlineSeconds", 30},
+                            {"podReplacementPolicy", "Failed"}});
+  DefaultJob(job, "u");
+  job["status"] = {{"startTime", KubeTime(kT0)}};
+  std::vector<Json> pods;  // a0, a2 running (a2 the newer); a1, a3 terminating
+  for (int i = 0; i < 4; ++i) {
+    Json pod = FinishedPod("a" + std::to_string(i), "Running", 0);
+    pod["status"].erase("containerStatuses");
+    pod["metadata"]["creationTimestamp"] = KubeTime(kT0 + i * 1000);
+    pod["metadata"]["finalizers"] = {kJobTrackingFinalizer};
+    if (i % 2 == 1) pod["metadata"]["deletionTimestamp"] = KubeTime(kT0 + 5000);
+    pods.push_back(pod);
+  }
+  const std::vector<const Json*> view{&pods[0], &pods[1], &pods[2], &pods[3]};
+  const Millis late = kT0 + 31000;
+  JobPlan plan = PlanJob(job, view, late, {}, JobRules::kCurrent, 2);
+  EXPECT_EQ(plan.remove, (std::vector<std::string>{"a2", "a0"}));
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{"a0", "a2"}));  // room for no other
+  EXPECT_TRUE(plan.more);
+  plan = PlanJob(job, view, late, {}, JobRules::kCurrent, 3);
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{"a0", "a1", "a2"}));
+  EXPECT_EQ(plan.status.value("failed", 0), 3);
+  EXPECT_TRUE(plan.more);
+  plan = PlanJob(job, view, late, {}, JobRules::kCurrent, 4);  // every one: no more
+  EXPECT_EQ(plan.counted, (std::vector<std::string>{"a0", "a1", "a2", "a3"}));
+  EXPECT_FALSE(plan.more);
+}
+
 // Ported from kube's TestSyncJobWithJobSuccessPolicy, "job with successPolicy and
 // backoffLimitPerIndex; ... job has a failed condition when job meets to both successPolicy and
 // backoffLimitPerIndex" and "... job with SuccessCriteriaMet has never been transitioned to

@@ -1,11 +1,14 @@
 // A Job's kept pod table (JobPodTable, job_controller.h) against counts made afresh: random pods
-// added, changed (erased and added again) and erased, the table's counts and its list of the pods
-// not active checked after every step against a walk of the pods it should hold.
+// added, changed (erased and added again) and erased, the table's counts and its lists (the pods
+// not active, the active ones in the order a Job deletes them, the tracked unfinished ones)
+// checked after every step against a walk of the pods it should hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "server/state/job_controller.h"
@@ -26,14 +29,16 @@ JobPodFacts RandomFacts(std::mt19937& rng, const std::string& name) {
   f.crash_loop = rng() % 5 == 0;
   f.restarts = static_cast<int32_t>(rng() % 4);
   f.index = static_cast<int32_t>(rng() % 7) - 1;
-  f.created = static_cast<Millis>(rng() % 1000);
+  f.bound = coin();
+  f.created = static_cast<Millis>(rng() % 8);  // (ties: the name decides)
   return f;
 }
 
 // What the table should say of `pods`, counted by a walk.
 void ExpectCounts(const JobPodTable& t, const std::map<std::string, JobPodFacts>& pods) {
   int64_t active = 0, ready = 0, restarts = 0, crash_loops = 0;
-  std::vector<std::string> others;
+  std::vector<std::string> others, tracked_active, tracked_terminating;
+  std::vector<std::tuple<bool, Millis, std::string>> deleted_first;  // (bound, -created, -name)
   for (const auto& [name, f] : pods) {
     const bool finished = f.phase == Phase::kSucceeded || f.phase == Phase::kFailed;
     active += !finished && !f.deleting;
@@ -41,7 +46,15 @@ void ExpectCounts(const JobPodTable& t, const std::map<std::string, JobPodFacts>
     restarts += f.phase == Phase::kRunning || f.phase == Phase::kPending ? f.restarts : 0;
     crash_loops += f.crash_loop;
     if (finished || f.deleting) others.push_back(name);
+    if (!finished && !f.deleting) deleted_first.emplace_back(f.bound, f.created, name);
+    if (f.tracked && !finished) (f.deleting ? tracked_terminating : tracked_active).push_back(name);
   }
+  // A Job deletes pending (unbound) pods first, then the newest, then by name descending.
+  std::sort(deleted_first.begin(), deleted_first.end(), [](const auto& a, const auto& b) {
+    if (std::get<0>(a) != std::get<0>(b)) return !std::get<0>(a);
+    if (std::get<1>(a) != std::get<1>(b)) return std::get<1>(a) > std::get<1>(b);
+    return std::get<2>(a) > std::get<2>(b);
+  });
   ASSERT_EQ(t.pods().size(), pods.size());
   auto it = t.pods().begin();
   for (const auto& [name, f] : pods) ASSERT_EQ(*it++, f) << name;
@@ -49,9 +62,17 @@ void ExpectCounts(const JobPodTable& t, const std::map<std::string, JobPodFacts>
   EXPECT_EQ(t.ready(), ready);
   EXPECT_EQ(t.restarts(), restarts);
   EXPECT_EQ(t.crash_loops(), crash_loops);
-  std::vector<std::string> kept;
-  for (const JobPodFacts* f : t.others()) kept.push_back(f->name);
-  EXPECT_EQ(kept, others);
+  auto names = [](const auto& set) {
+    std::vector<std::string> out;
+    for (const JobPodFacts* f : set) out.push_back(f->name);
+    return out;
+  };
+  EXPECT_EQ(names(t.others()), others);
+  std::vector<std::string> ranked;
+  for (const auto& d : deleted_first) ranked.push_back(std::get<2>(d));
+  EXPECT_EQ(names(t.active_pods()), ranked);
+  EXPECT_EQ(names(t.tracked_active()), tracked_active);
+  EXPECT_EQ(names(t.tracked_terminating()), tracked_terminating);
 }
 
 TEST(JobPodTable, CountsKeptAsPodsComeChangeAndGoMatchAFreshWalk) {

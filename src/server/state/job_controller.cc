@@ -195,10 +195,13 @@ struct Pods {
   int succeeded = 0, failed = 0, terminating = 0;
   int64_t ready = 0;
   int64_t active_count = 0;  // of `active`, listed or not
-  // The active pods and the tracked unfinished ones (neither succeeded nor failed yet), in name
-  // order: listed (ListPods) only by a plan that needs them, not by one that makes pods.
+  // The active pods, in name order: listed (ListPods) only by an Indexed Job's plan, which drops
+  // the pods of repeated and completed indexes from them (TrackIndexes); the others read the
+  // table's (JobPodTable::active_pods).
   bool listed = false;
   std::vector<const JobPodFacts*> active;
+  // The tracked unfinished pods (neither succeeded nor failed yet) an ending Job counts now, in
+  // name order (CountUnfinished).
   std::vector<const JobPodFacts*> unfinished;
   std::vector<const JobPodFacts*> counted;  // finished, tracked: their finalizer comes off
   bool only_failed = false;                 // OnlyReplaceFailed
@@ -231,16 +234,13 @@ void BackoffRecord(std::vector<std::pair<Millis, bool>> finished, Pods& out) {
   }
 }
 
-// The active pods and the tracked unfinished ones, listed (Pods::active, unfinished) if they
-// are not yet: a walk of all of the Job's pods.
+// The active pods, listed (Pods::active) if they are not yet: a walk of all of the Job's pods.
 void ListPods(Pods& p) {
   if (p.listed) return;
   p.listed = true;
   p.active.reserve(static_cast<size_t>(p.active_count));
-  for (const JobPodFacts& f : p.view->table.pods()) {
+  for (const JobPodFacts& f : p.view->table.pods())
     if (!f.terminal() && !f.deleting) p.active.push_back(&f);
-    if (f.tracked && !f.terminal() && (p.only_failed || !f.deleting)) p.unfinished.push_back(&f);
-  }
 }
 
 // The pods as kube's syncJob sees them: active (neither finished nor being deleted), terminating
@@ -269,7 +269,7 @@ Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remem
     }
     const bool ok = p->phase == Phase::kSucceeded;
     if (!ok && p->phase != Phase::kFailed && (out.only_failed || !p->deleting))
-      continue;  // unfinished (ListPods)
+      continue;  // unfinished (CountUnfinished)
     if (rules != JobRules::kFormat4 && !p->tracked && !p->terminal() && !remembered.count(p->name))
       continue;  // deleted, never counted (JobRules)
     auto [action, message] =
@@ -287,31 +287,34 @@ Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remem
   return out;
 }
 
-// The active pods to delete first: pending (unbound) before bound, then the newest, then by
-// name (kube's controller.ActivePods ranking, shortened).
+// The `n` active pods to delete first, of `active` (JobPodTable::BySurplus order).
 std::vector<std::string> Surplus(std::vector<const JobPodFacts*> active, size_t n) {
   const size_t take = std::min(n, active.size());
-  auto first = [](const JobPodFacts* a, const JobPodFacts* b) {
-    if (a->bound != b->bound) return !a->bound;
-    return std::tie(a->created, a->name) > std::tie(b->created, b->name);
-  };
   std::partial_sort(active.begin(), active.begin() + static_cast<std::ptrdiff_t>(take),
-                    active.end(), first);
+                    active.end(), JobPodTable::BySurplus());
   std::vector<std::string> out;
   for (size_t i = 0; i < take; ++i) out.push_back(active[i]->name);
   return out;
 }
 
-// Every active pod deleted (an ending or suspended Job), in Surplus order: at most what is left
-// of `cap` after the ones planned already, the rest counted in `unplanned` (a later sync's,
-// JobPlan::more), so that a sync of a big Job ranks only the pods it deletes.
-void RemoveActive(Pods& p, int64_t cap, JobPlan& plan) {
-  ListPods(p);
+// `n` active pods deleted (surplus; all of them, an ending or suspended Job), in BySurplus order:
+// at most what is left of `cap` after the ones planned already, the rest counted in `unplanned`
+// (a later sync's, JobPlan::more), so that a sync of a big Job ranks none of its pods (the
+// table's are ranked; an Indexed Job's listed ones partly sorted).
+void RemoveActive(Pods& p, int64_t n, int64_t cap, JobPlan& plan) {
   const int64_t room = std::max<int64_t>(0, cap - std::ssize(plan.remove));
-  const int64_t take = std::min(room, std::ssize(p.active));
-  for (const std::string& name : Surplus(p.active, static_cast<size_t>(take)))
-    plan.remove.push_back(name);
-  p.unplanned += std::ssize(p.active) - take;
+  const int64_t take = std::min({n, room, p.active_count});
+  if (p.listed) {
+    for (const std::string& name : Surplus(p.active, static_cast<size_t>(take)))
+      plan.remove.push_back(name);
+  } else {
+    auto it = p.view->table.active_pods().begin();
+    for (int64_t i = 0; i < take; ++i, ++it) plan.remove.push_back((*it)->name);
+  }
+  p.unplanned += n - take;
+}
+void RemoveActive(Pods& p, int64_t cap, JobPlan& plan) {
+  RemoveActive(p, p.active_count, cap, plan);
 }
 
 }  // namespace
@@ -454,9 +457,7 @@ int64_t PlanActive(const Json& spec, Pods& p, int64_t succeeded, Millis now, con
   const int64_t active = p.active_count;
   const int64_t wanted = Wanted(spec, succeeded, active);
   if (wanted < active) {
-    ListPods(p);
-    for (const std::string& name : Surplus(p.active, static_cast<size_t>(active - wanted)))
-      plan.remove.push_back(name);
+    RemoveActive(p, active - wanted, cap, plan);
     return wanted;
   }
   // podReplacementPolicy Failed: a terminating pod still holds its place.
@@ -567,6 +568,37 @@ void CountUnfinishedAsFailed(const Json& spec, Pods& p) {
   }
 }
 
+// The tracked unfinished pods (neither succeeded nor failed yet): the active ones, and under
+// podReplacementPolicy Failed the terminating ones too (not failed until they have), in name
+// order, from the table's lists (no walk of the Job's other pods).
+class UnfinishedPods {
+ public:
+  explicit UnfinishedPods(const Pods& p)
+      : active_(p.view->table.tracked_active()),
+        terminating_(p.only_failed ? &p.view->table.tracked_terminating() : nullptr) {}
+  int64_t size() const {
+    return std::ssize(active_) + (terminating_ ? std::ssize(*terminating_) : 0);
+  }
+  bool contains(const JobPodFacts& f) const {
+    return f.tracked && !f.terminal() && (terminating_ || !f.deleting);
+  }
+  // `f(pod)` for each, in name order, while it returns true.
+  template <class F>
+  void ForEach(F f) const {
+    static const JobPodTable::Others kNone;
+    const auto& more = terminating_ ? *terminating_ : kNone;
+    auto a = active_.begin(), b = more.begin();
+    while (a != active_.end() || b != more.end()) {
+      const bool from_a = b == more.end() || (a != active_.end() && (*a)->name < (*b)->name);
+      if (!f(*(from_a ? a++ : b++))) return;
+    }
+  }
+
+ private:
+  const JobPodTable::Others& active_;
+  const JobPodTable::Others* terminating_;
+};
+
 // The Job ends (`outcome`) or is being deleted: its unfinished pods lose the tracking finalizer
 // (kube's canRemoveFinalizer), and a failing Job counts them as failed. kCurrent: at most `cap`
 // of them in one sync, the ones it deletes now first, then the others in name order; the rest keep
@@ -579,16 +611,33 @@ void CountUnfinished(const Json& spec, const std::optional<Outcome>& outcome, bo
                      JobRules rules, int64_t cap, Pods& p, JobPlan& plan) {
   const bool gc_takes = rules == JobRules::kCurrent || rules == JobRules::kFormat10;
   if (!outcome && !(deleting && !gc_takes)) return;
-  ListPods(p);
-  if (outcome && rules == JobRules::kCurrent && std::ssize(p.unfinished) > cap) {
-    const std::set<std::string_view> now(plan.remove.begin(), plan.remove.end());
-    int64_t others = cap;
-    for (const JobPodFacts* pod : p.unfinished) others -= now.count(pod->name) ? 1 : 0;
-    std::vector<const JobPodFacts*> taken;
-    for (const JobPodFacts* pod : p.unfinished)
-      if (now.count(pod->name) || others-- > 0) taken.push_back(pod);
-    p.unfinished = std::move(taken);
+  const UnfinishedPods unfinished(p);
+  if (outcome && rules == JobRules::kCurrent && unfinished.size() > cap) {
+    // The ones deleted now, then the first others by name, `cap` in all, in name order.
+    std::vector<const JobPodFacts*> now;
+    for (const std::string& name : plan.remove)
+      if (auto it = p.view->table.pods().find(name); it != p.view->table.pods().end())
+        if (unfinished.contains(*it)) now.push_back(&*it);
+    std::sort(now.begin(), now.end(), JobPodTable::ByName());
+    now.erase(std::unique(now.begin(), now.end()), now.end());
+    int64_t others = cap - std::ssize(now);
+    p.unfinished = now;
+    unfinished.ForEach([&](const JobPodFacts* pod) {
+      if (others <= 0) return false;
+      if (!std::binary_search(now.begin(), now.end(), pod, JobPodTable::ByName())) {
+        p.unfinished.push_back(pod);
+        --others;
+      }
+      return true;
+    });
+    std::inplace_merge(p.unfinished.begin(), p.unfinished.begin() + std::ssize(now),
+                       p.unfinished.end(), JobPodTable::ByName());
     plan.more = true;
+  } else {
+    unfinished.ForEach([&](const JobPodFacts* pod) {
+      p.unfinished.push_back(pod);
+      return true;
+    });
   }
   if (outcome && !outcome->success) CountUnfinishedAsFailed(spec, p);
   p.counted.insert(p.counted.end(), p.unfinished.begin(), p.unfinished.end());

@@ -183,8 +183,14 @@ struct JobPodTable {
     bool operator()(std::string_view a, const JobPodFacts& b) const { return a < b.name; }
     bool operator()(const JobPodFacts* a, const JobPodFacts* b) const { return a->name < b->name; }
   };
+  // The order in which a Job deletes active pods (kube's controller.ActivePods ranking,
+  // shortened): pending (unbound) before bound, then the newest, then by name, descending.
+  struct BySurplus {
+    bool operator()(const JobPodFacts* a, const JobPodFacts* b) const;
+  };
   using Pods = std::set<JobPodFacts, ByName>;
   using Others = std::set<const JobPodFacts*, ByName>;
+  using Active = std::set<const JobPodFacts*, BySurplus>;
 
   JobPodTable() = default;
   JobPodTable(JobPodTable&&) = default;  // (`others` points into `pods`: no copy)
@@ -197,9 +203,16 @@ struct JobPodTable {
   const Pods& pods() const { return pods_; }
   // The pods not active: finished (Succeeded, Failed) or being deleted, in name order.
   const Others& others() const { return others_; }
-  // Active (neither finished nor being deleted): how many, and how many of them are Ready
-  // (status.ready).
-  int64_t active() const { return active_; }
+  // The active pods (neither finished nor being deleted), in BySurplus order, so that a sync
+  // deleting some ranks none (an ending Job's takes its `limit` first ones).
+  const Active& active_pods() const { return active_pods_; }
+  // The tracked pods (carrying the finalizer) not finished: active, and being deleted, each in
+  // name order (an ending Job counts them, JobRules; podReplacementPolicy decides whether the
+  // ones being deleted are among them).
+  const Others& tracked_active() const { return tracked_active_; }
+  const Others& tracked_terminating() const { return tracked_terminating_; }
+  // Active: how many, and how many of them are Ready (status.ready).
+  int64_t active() const { return static_cast<int64_t>(active_pods_.size()); }
   int64_t ready() const { return ready_; }
   // The restartCounts of the Running and Pending pods (being deleted or not), summed.
   int64_t restarts() const { return restarts_; }
@@ -211,8 +224,9 @@ struct JobPodTable {
  private:
   void Count(const JobPodFacts& f, int64_t d);
   Pods pods_;
-  Others others_;
-  int64_t active_ = 0, ready_ = 0, restarts_ = 0, crash_loops_ = 0;
+  Others others_, tracked_active_, tracked_terminating_;
+  Active active_pods_;
+  int64_t ready_ = 0, restarts_ = 0, crash_loops_ = 0;
 };
 
 // A Job's pods as PlanJob reads them: their facts, and a pod's whole object (valid while the pods

@@ -179,37 +179,59 @@ JobPodFacts JobPodFacts::Of(const Json& pod) {
   return f;
 }
 
+bool JobPodTable::BySurplus::operator()(const JobPodFacts* a, const JobPodFacts* b) const {
+  if (a->bound != b->bound) return !a->bound;
+  return std::tie(a->created, a->name) > std::tie(b->created, b->name);
+}
+
 void JobPodTable::Add(JobPodFacts f) {
   auto [it, added] = pods_.insert(std::move(f));
   if (!added) return;
-  Count(*it, 1);
-  if (it->terminal() || it->deleting) others_.insert(&*it);
+  const JobPodFacts* p = &*it;
+  Count(*p, 1);
+  if (p->terminal() || p->deleting)
+    others_.insert(p);
+  else
+    active_pods_.insert(p);
+  if (p->tracked && !p->terminal())
+    (p->deleting ? tracked_terminating_ : tracked_active_).insert(p);
 }
 
 void JobPodTable::Erase(std::string_view name) {
   auto it = pods_.find(name);
   if (it == pods_.end()) return;
-  Count(*it, -1);
-  others_.erase(&*it);
+  const JobPodFacts* p = &*it;
+  Count(*p, -1);
+  if (p->terminal() || p->deleting)
+    others_.erase(p);
+  else
+    active_pods_.erase(p);
+  if (p->tracked && !p->terminal()) (p->deleting ? tracked_terminating_ : tracked_active_).erase(p);
   pods_.erase(it);
 }
 
 void JobPodTable::Count(const JobPodFacts& f, int64_t d) {
   const bool active = !f.terminal() && !f.deleting;
-  active_ += d * active;
   ready_ += d * (active && f.ready);
   using P = JobPodFacts::Phase;
   restarts_ += d * (f.phase == P::kRunning || f.phase == P::kPending ? f.restarts : 0);
   crash_loops_ += d * f.crash_loop;
 }
 
+namespace {
+template <class Set>
+bool SameNames(const Set& a, const Set& b) {
+  auto same = [](const JobPodFacts* x, const JobPodFacts* y) { return x->name == y->name; };
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), same);
+}
+}  // namespace
+
 bool JobPodTable::operator==(const JobPodTable& o) const {
-  auto same_name = [](const JobPodFacts* a, const JobPodFacts* b) { return a->name == b->name; };
-  return pods_ == o.pods_ &&
-         std::equal(others_.begin(), others_.end(), o.others_.begin(), o.others_.end(),
-                    same_name) &&
-         std::tie(active_, ready_, restarts_, crash_loops_) ==
-             std::tie(o.active_, o.ready_, o.restarts_, o.crash_loops_);
+  return pods_ == o.pods_ && SameNames(others_, o.others_) &&
+         SameNames(active_pods_, o.active_pods_) && SameNames(tracked_active_, o.tracked_active_) &&
+         SameNames(tracked_terminating_, o.tracked_terminating_) &&
+         std::tie(ready_, restarts_, crash_loops_) ==
+             std::tie(o.ready_, o.restarts_, o.crash_loops_);
 }
 
 }  // namespace arbiter::server
