@@ -247,7 +247,7 @@ void ListPods(Pods& p) {
 // (being deleted, not finished), and finished: Succeeded, or failed (kube's isPodFailed: Failed,
 // or under TerminatingOrFailed being deleted and not Succeeded). A finished pod still carrying
 // the tracking finalizer is counted now. Of the active pods only the table's counts are read
-// (ListPods lists them).
+// (RemoveActive and CountUnfinished take the first of its lists; an Indexed Job's, ListPods).
 Pods Classify(const JobPodView& pods, const Json& spec, const JobFinishes& remembered,
               JobRules rules) {
   using Phase = JobPodFacts::Phase;

@@ -170,9 +170,10 @@ struct JobPodFacts {
   bool terminal() const { return phase == Phase::kSucceeded || phase == Phase::kFailed; }
   bool operator==(const JobPodFacts&) const = default;
 };
-// A Job's pods' facts, one a name, in name order, with counts kept as pods come, change and go,
-// so that a sync of a Job making or running pods reads none of its active ones (PlanJob walks
-// `others` and reads the counts; only a plan that deletes or counts active pods walks them all).
+// A Job's pods' facts, one a name, in name order, with counts and lists kept as pods come, change
+// and go, so that a sync of a Job reads none of its active pods but those it deletes or counts
+// (PlanJob walks `others`, reads the counts and takes the first of the lists it needs; only an
+// Indexed Job's plan walks every active pod, for their indexes).
 // The Cluster keeps one a Job (cluster_jobs.cc: JobPodTableOf; CheckJobPodFacts checks it against
 // one made afresh).
 struct JobPodTable {
@@ -193,7 +194,7 @@ struct JobPodTable {
   using Active = std::set<const JobPodFacts*, BySurplus>;
 
   JobPodTable() = default;
-  JobPodTable(JobPodTable&&) = default;  // (`others` points into `pods`: no copy)
+  JobPodTable(JobPodTable&&) = default;  // (the lists point into `pods`: no copy)
   JobPodTable& operator=(JobPodTable&&) = default;
 
   // `f` added, unless a pod of its name is there (Erase it first to replace it).
@@ -204,7 +205,8 @@ struct JobPodTable {
   // The pods not active: finished (Succeeded, Failed) or being deleted, in name order.
   const Others& others() const { return others_; }
   // The active pods (neither finished nor being deleted), in BySurplus order, so that a sync
-  // deleting some ranks none (an ending Job's takes its `limit` first ones).
+  // deleting some (surplus, or all of them: an ending or suspended Job) ranks none: it takes the
+  // first ones, as many as its limit leaves room for.
   const Active& active_pods() const { return active_pods_; }
   // The tracked pods (carrying the finalizer) not finished: active, and being deleted, each in
   // name order (an ending Job counts them, JobRules; podReplacementPolicy decides whether the
