@@ -810,25 +810,34 @@ TEST(JobController, APodOfARepeatedOrCompletedIndexGoesAndTheRestStay) {
   EXPECT_EQ(plan.status.value("completedIndexes", ""), "2");
 }
 
+// A Job that fails at its deadline (30 s after kT0), under podReplacementPolicy Failed.
+Json LateJob(int parallelism, int completions) {
+  Json job = JobOf("late", {{"parallelism", parallelism},
+                            {"completions", completions},
+                            {"activeDeadlineSeconds", 30},
+                            {"podReplacementPolicy", "Failed"}});
+  DefaultJob(job, "u");
+  job["status"] = {{"startTime", KubeTime(kT0)}};
+  return job;
+}
+
+// A running pod of a Job, carrying the tracking finalizer, made `created` ms after kT0.
+Json TrackedRunningPod(const std::string& name, Millis created) {
+  Json pod = FinishedPod(name, "Running", 0);
+  pod["status"].erase("containerStatuses");
+  pod["metadata"]["creationTimestamp"] = KubeTime(kT0 + created);
+  pod["metadata"]["finalizers"] = {kJobTrackingFinalizer};
+  return pod;
+}
+
 // A failing Job counts at most `limit` of its unfinished pods in one plan (their finalizers off,
 // added to status.failed): the ones it deletes then first, then the others in name order; the
 // rest stay tracked for the next plan (JobPlan::more), and Failed waits for them (journal format
 // 11). JobRules::kFormat10 counts every one at once.
 TEST(JobController, AFailingJobCountsItsUnfinishedPodsALimitAPlanThoseItDeletesFirst) {
-  Json job = JobOf("late", {{"parallelism", 4},
-                            {"completions", 6},
-                            {"activeDeadlineSeconds", 30},
-                            {"podReplacementPolicy", "Failed"}});
-  DefaultJob(job, "u");
-  job["status"] = {{"startTime", KubeTime(kT0)}};
+  Json job = LateJob(4, 6);
   std::vector<Json> pods;  // a0-a3 running (a3 the newest), t0 and t1 terminating (deleted)
-  for (int i = 0; i < 4; ++i) {
-    Json pod = FinishedPod("a" + std::to_string(i), "Running", 0);
-    pod["status"].erase("containerStatuses");
-    pod["metadata"]["creationTimestamp"] = KubeTime(kT0 + i * 1000);
-    pod["metadata"]["finalizers"] = {kJobTrackingFinalizer};
-    pods.push_back(pod);
-  }
+  for (int i = 0; i < 4; ++i) pods.push_back(TrackedRunningPod("a" + std::to_string(i), i * 1000));
   for (const char* name : {"t0", "t1"}) {
     Json pod = pods[0];
     pod["metadata"]["name"] = name;
@@ -872,18 +881,10 @@ TEST(JobController, AFailingJobCountsItsUnfinishedPodsALimitAPlanThoseItDeletesF
 // its terminating ones together, in name order (the table keeps them in two lists): the ones it
 // deletes now first, then the first others by name, whichever list they are in.
 TEST(JobController, AnEndingJobsTerminatingPodsTakeTheirNamesPlaceAmongItsActiveOnes) {
-  Json job = JobOf("late", {{"parallelism", 2},
-                            {"completions", 4},
-                            {"activeDeadlineSeconds", 30},
-                            {"podReplacementPolicy", "Failed"}});
-  DefaultJob(job, "u");
-  job["status"] = {{"startTime", KubeTime(kT0)}};
+  const Json job = LateJob(2, 4);
   std::vector<Json> pods;  // a0, a2 running (a2 the newer); a1, a3 terminating
   for (int i = 0; i < 4; ++i) {
-    Json pod = FinishedPod("a" + std::to_string(i), "Running", 0);
-    pod["status"].erase("containerStatuses");
-    pod["metadata"]["creationTimestamp"] = KubeTime(kT0 + i * 1000);
-    pod["metadata"]["finalizers"] = {kJobTrackingFinalizer};
+    Json pod = TrackedRunningPod("a" + std::to_string(i), i * 1000);
     if (i % 2 == 1) pod["metadata"]["deletionTimestamp"] = KubeTime(kT0 + 5000);
     pods.push_back(pod);
   }
