@@ -1683,13 +1683,15 @@ double MedianMs(std::vector<double>::const_iterator begin,
 // advance_last_ms, the median advance of the first and the last tenth of the fill: what a sync
 // costs as the Job grows); then 40 of its pods deleted one at a time (grace 0), each a mutation
 // the Job controller answers with a replacement: what one event of a big Job costs (event_ms,
-// the median; event_max_ms).
+// the median; event_max_ms). range(1) = 1: an Indexed Job (completions range(0), kube's most for
+// one), whose syncs still walk every active pod for their indexes.
 void BM_ClusterBigJobPodEvents(benchmark::State& state) {
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point s) {
     return std::chrono::duration<double, std::milli>(Clock::now() - s).count();
   };
   const int64_t n = state.range(0);
+  const bool indexed = state.range(1) == 1;
   Json tmpl = Json::parse(PodJson("x"));
   tmpl["spec"]["restartPolicy"] = "Never";
   tmpl["metadata"] = {{"annotations", {{"arbiter.dev/duration", "10h"}}}};
@@ -1698,10 +1700,12 @@ void BM_ClusterBigJobPodEvents(benchmark::State& state) {
     (void)c.Apply(
         Create({{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "default"}}}}));
     for (int i = 0; i < 16; ++i) (void)c.Apply(Create(NodeJson(i)));
+    Json spec = {{"parallelism", n}, {"completions", 2 * n}, {"template", tmpl}};
+    if (indexed) spec.update({{"completions", n}, {"completionMode", "Indexed"}});
     auto job = Create({{"apiVersion", "batch/v1"},
                        {"kind", "Job"},
                        {"metadata", {{"name", "big"}, {"namespace", "default"}}},
-                       {"spec", {{"parallelism", n}, {"completions", 2 * n}, {"template", tmpl}}}});
+                       {"spec", spec}});
     job.time = 1000;
     const auto t0 = Clock::now();
     if (!c.Apply(job).ok()) return state.SkipWithError("job create refused");
@@ -1746,9 +1750,11 @@ void BM_ClusterBigJobPodEvents(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ClusterBigJobPodEvents)
-    ->Arg(1000)
-    ->Arg(10000)
-    ->Arg(100000)
+    ->Args({1000, 0})
+    ->Args({10000, 0})
+    ->Args({100000, 0})
+    ->Args({10000, 1})
+    ->Args({100000, 1})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 }  // namespace
