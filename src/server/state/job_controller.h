@@ -225,6 +225,9 @@ struct JobPodTable {
 
  private:
   void Count(const JobPodFacts& f, int64_t d);
+  // `f(list)` for each list `p` belongs in (Add puts it in, Erase takes it out).
+  template <class F>
+  void ForListsOf(const JobPodFacts& p, F f);
   Pods pods_;
   Others others_, tracked_active_, tracked_terminating_;
   Active active_pods_;

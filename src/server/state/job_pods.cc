@@ -184,29 +184,27 @@ bool JobPodTable::BySurplus::operator()(const JobPodFacts* a, const JobPodFacts*
   return std::tie(a->created, a->name) > std::tie(b->created, b->name);
 }
 
+template <class F>
+void JobPodTable::ForListsOf(const JobPodFacts& p, F f) {
+  if (p.terminal() || p.deleting)
+    f(others_);
+  else
+    f(active_pods_);
+  if (p.tracked && !p.terminal()) f(p.deleting ? tracked_terminating_ : tracked_active_);
+}
+
 void JobPodTable::Add(JobPodFacts f) {
   auto [it, added] = pods_.insert(std::move(f));
   if (!added) return;
-  const JobPodFacts* p = &*it;
-  Count(*p, 1);
-  if (p->terminal() || p->deleting)
-    others_.insert(p);
-  else
-    active_pods_.insert(p);
-  if (p->tracked && !p->terminal())
-    (p->deleting ? tracked_terminating_ : tracked_active_).insert(p);
+  Count(*it, 1);
+  ForListsOf(*it, [&](auto& list) { list.insert(&*it); });
 }
 
 void JobPodTable::Erase(std::string_view name) {
   auto it = pods_.find(name);
   if (it == pods_.end()) return;
-  const JobPodFacts* p = &*it;
-  Count(*p, -1);
-  if (p->terminal() || p->deleting)
-    others_.erase(p);
-  else
-    active_pods_.erase(p);
-  if (p->tracked && !p->terminal()) (p->deleting ? tracked_terminating_ : tracked_active_).erase(p);
+  Count(*it, -1);
+  ForListsOf(*it, [&](auto& list) { list.erase(&*it); });
   pods_.erase(it);
 }
 
